@@ -1,0 +1,28 @@
+//! `diff`: what `render` would change, as a unified diff on stdout.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::{Format, SelectArgs};
+use crate::commands::render::report_invalid;
+use crate::commands::{ExitStatus, Printer, inputs, pipeline};
+use crate::tree;
+
+/// Runs `diff`.
+pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitStatus> {
+    let rendered = match inputs::read(repo)? {
+        Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
+        Ok(inputs) => match pipeline::run(&inputs, select) {
+            Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
+            Ok(r) => r,
+        },
+    };
+    printer.diagnostics(&rendered.warnings);
+    let plan = tree::plan(repo, &rendered.tree, &rendered.owned)?;
+    printer.data(&plan.unified_diff());
+    if plan.is_empty() {
+        printer.status("no changes");
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,108 @@
+//! Reads the files people write from disk: `kaas.yaml`, `tenants/*.yaml`, `kaas.lock` and
+//! whether `base/` folders exist. The only place the render pipeline reads inputs.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::diagnostics::Diagnostic;
+use crate::lock::LOCK_PATH;
+use crate::spec::load::MAX_FILE_BYTES;
+
+/// The platform file's path.
+pub const PLATFORM_PATH: &str = "kaas.yaml";
+
+/// The raw inputs of one render.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// `kaas.yaml`.
+    pub platform: Vec<u8>,
+    /// `(tenants/<stem>.yaml, stem, bytes)`, sorted by path.
+    pub tenants: Vec<(String, String, Vec<u8>)>,
+    /// `kaas.lock`, if present.
+    pub lock: Option<Vec<u8>>,
+    /// `base/platform/kustomization.yaml` exists.
+    pub base_platform: bool,
+    /// `base/tenant/kustomization.yaml` exists.
+    pub base_tenant: bool,
+    /// Problems with the set of files (not their content).
+    pub problems: Vec<Diagnostic>,
+}
+
+/// Reads at most one byte more than the limit, so a huge file costs no memory.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    let f = fs_err::File::open(path)?;
+    let mut buf = Vec::new();
+    f.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    Ok(buf)
+}
+
+/// Reads the repository's inputs. `Ok(Err(..))` is a user error (no kaas.yaml).
+pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>> {
+    let platform_path = repo.join(PLATFORM_PATH);
+    if !platform_path.exists() {
+        return Ok(Err(vec![
+            Diagnostic::error(format!("no `{PLATFORM_PATH}` in `{}`", repo.display()))
+                .with_hint("run `kaas-gitops init` to create a repository, or pass `--repo DIR`"),
+        ]));
+    }
+    let platform = read_bounded(&platform_path)?;
+    let mut problems = Vec::new();
+    let mut tenants = Vec::new();
+    let dir = repo.join("tenants");
+    if dir.is_dir() {
+        let repo_root = fs_err::canonicalize(repo)?;
+        let mut names: Vec<String> = Vec::new();
+        for entry in fs_err::read_dir(&dir)? {
+            let entry = entry?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        for name in names {
+            let rel = format!("tenants/{name}");
+            let path = dir.join(&name);
+            if name.starts_with('.') || path.is_dir() {
+                continue;
+            }
+            if name.ends_with(".yml") {
+                problems.push(
+                    Diagnostic::error(format!("`{rel}` ends in `.yml`"))
+                        .in_file(rel.clone())
+                        .with_hint(format!("tenant files end in `.yaml`: rename it to `tenants/{}.yaml`", name.trim_end_matches(".yml"))),
+                );
+                continue;
+            }
+            let Some(stem) = name.strip_suffix(".yaml") else { continue };
+            let meta = fs_err::symlink_metadata(&path)?;
+            if meta.file_type().is_symlink() {
+                let target = fs_err::canonicalize(&path)?;
+                if !target.starts_with(&repo_root) {
+                    problems.push(
+                        Diagnostic::error(format!("`{rel}` is a symlink to `{}`, outside the repository", target.display()))
+                            .in_file(rel.clone())
+                            .with_hint("tenant files must live in the repository; copy the file in"),
+                    );
+                    continue;
+                }
+            }
+            tenants.push((rel, stem.to_string(), read_bounded(&path)?));
+        }
+    }
+    let lock_path = repo.join(LOCK_PATH);
+    let lock = if lock_path.exists() {
+        Some(read_bounded(&lock_path)?)
+    } else {
+        None
+    };
+    Ok(Ok(Inputs {
+        platform,
+        tenants,
+        lock,
+        base_platform: repo.join("base/platform/kustomization.yaml").is_file(),
+        base_tenant: repo.join("base/tenant/kustomization.yaml").is_file(),
+        problems,
+    }))
+}

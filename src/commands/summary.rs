@@ -1,0 +1,90 @@
+//! One line per tenant of what a render did: created, changed, deleted or unchanged.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::tree::Plan;
+
+/// What happened to one tenant (or the platform layer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Its overlay is new.
+    Created,
+    /// Some of its files changed.
+    Changed,
+    /// Its overlay was removed.
+    Deleted,
+    /// Nothing changed.
+    Unchanged,
+}
+
+impl Status {
+    /// Lower-case word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Created => "created",
+            Status::Changed => "changed",
+            Status::Deleted => "deleted",
+            Status::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Status per unit: `platform` and each tenant name. `tenants` are the tenants rendered.
+pub fn summarize(plan: &Plan, tenants: &[String]) -> BTreeMap<String, (Status, usize)> {
+    let mut out: BTreeMap<String, (Status, usize)> = BTreeMap::new();
+    out.insert("platform".into(), (Status::Unchanged, 0));
+    for t in tenants {
+        out.insert(t.clone(), (Status::Unchanged, 0));
+    }
+    let unit = |path: &str| -> Option<String> {
+        if let Some(rest) = path.strip_prefix("overlays/tenants/") {
+            rest.split('/').next().map(str::to_string)
+        } else if path.starts_with("overlays/platform/") {
+            Some("platform".into())
+        } else {
+            None
+        }
+    };
+    let mut touch = |path: &str, s: Status| {
+        if let Some(u) = unit(path) {
+            let e = out.entry(u).or_insert((s, 0));
+            e.1 += 1;
+            e.0 = match (e.0, s) {
+                (Status::Unchanged, s) => s,
+                (a, b) if a == b => a,
+                _ => Status::Changed,
+            };
+        }
+    };
+    for (p, _) in &plan.created {
+        touch(p, Status::Created);
+    }
+    for (p, _, _) in &plan.changed {
+        touch(p, Status::Changed);
+    }
+    for (p, _) in &plan.deleted {
+        touch(p, Status::Deleted);
+    }
+    // Only a new (or removed) kustomization.yaml means the whole overlay is new (or gone);
+    // otherwise added or removed files are a change of an existing overlay.
+    let dir = |u: &str| {
+        if u == "platform" {
+            "overlays/platform/kustomization.yaml".to_string()
+        } else {
+            format!("overlays/tenants/{u}/kustomization.yaml")
+        }
+    };
+    for (u, (s, _)) in &mut out {
+        let k = dir(u);
+        if *s == Status::Created && !plan.created.iter().any(|(p, _)| *p == k) {
+            *s = Status::Changed;
+        }
+        if *s == Status::Deleted && !plan.deleted.iter().any(|(p, _)| *p == k) {
+            *s = Status::Changed;
+        }
+    }
+    out
+}

@@ -1,0 +1,197 @@
+//! Problems with the user's input: each names a file, line and column, shows the line with a
+//! caret, says what is wrong and what would be valid. A run collects all of them and prints them
+//! together, so a user fixes everything in one round.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Whether a diagnostic stops the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The run fails (exit 1).
+    Error,
+    /// Printed; the run goes on.
+    Warning,
+}
+
+/// Where in an input file a diagnostic points.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Location {
+    /// The file, relative to the repository root.
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// How many characters to underline (at least 1).
+    pub len: usize,
+    /// The text of the line, for the caret display.
+    #[serde(skip)]
+    pub line_text: String,
+}
+
+/// One problem found in the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong.
+    pub message: String,
+    /// Where, when known.
+    pub location: Option<Location>,
+    /// The file, when there is no exact location.
+    pub file: Option<String>,
+    /// The field, as a dotted path (`spec.workers[0].replicas`), when known.
+    pub field: Option<String>,
+    /// What would be valid, or what to do.
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error without a location yet.
+    pub fn error(message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            location: None,
+            file: None,
+            field: None,
+            hint: None,
+        }
+    }
+
+    /// A warning without a location yet.
+    pub fn warning(message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(message)
+        }
+    }
+
+    /// Adds a hint.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Points at a location.
+    #[must_use]
+    pub fn at(mut self, location: Option<Location>) -> Self {
+        if let Some(loc) = &location {
+            self.file = Some(loc.path.clone());
+        }
+        self.location = location;
+        self
+    }
+
+    /// Names the file (when there is no exact location).
+    #[must_use]
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// Names the field.
+    #[must_use]
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Whether this diagnostic fails the run.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// One line for GitHub Actions: `::error file=...,line=...,col=...::message`.
+    pub fn github_annotation(&self) -> String {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut props = Vec::new();
+        if let Some(file) = &self.file {
+            props.push(format!("file={file}"));
+        }
+        if let Some(loc) = &self.location {
+            props.push(format!("line={}", loc.line));
+            props.push(format!("col={}", loc.column));
+        }
+        let mut message = self.message.clone();
+        if let Some(hint) = &self.hint {
+            message.push_str(" (hint: ");
+            message.push_str(hint);
+            message.push(')');
+        }
+        // GitHub's workflow-command escaping.
+        let message = message
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A");
+        if props.is_empty() {
+            format!("::{level}::{message}")
+        } else {
+            format!("::{level} {}::{message}", props.join(","))
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// The human form:
+    ///
+    /// ```text
+    /// error: `autoscaling.min` (4) is greater than `autoscaling.max` (2)
+    ///   --> tenants/acme.yaml:23:22
+    ///    |
+    /// 23 |       autoscaling: {min: 4, max: 2}
+    ///    |                          ^
+    ///    = hint: min must be at most max
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        writeln!(f, "{level}: {}", self.message)?;
+        let gutter = match &self.location {
+            Some(loc) => {
+                let width = loc.line.to_string().len();
+                let pad = " ".repeat(width);
+                writeln!(f, "{pad}--> {}:{}:{}", loc.path, loc.line, loc.column)?;
+                writeln!(f, "{pad} |")?;
+                let line = loc.line_text.trim_end_matches(['\r', '\n']);
+                writeln!(f, "{} | {line}", loc.line)?;
+                let before: String = line
+                    .chars()
+                    .take(loc.column.saturating_sub(1))
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                writeln!(f, "{pad} | {before}{}", "^".repeat(loc.len.max(1)))?;
+                pad
+            }
+            None => {
+                if let Some(file) = &self.file {
+                    writeln!(f, "  --> {file}")?;
+                }
+                " ".to_string()
+            }
+        };
+        if let Some(field) = &self.field {
+            writeln!(f, "{gutter} = field: `{field}`")?;
+        }
+        if let Some(hint) = &self.hint {
+            writeln!(f, "{gutter} = hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Sorts diagnostics for output: by file, position, then message, so runs print identically.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (&a.file, &a.location, &a.message).cmp(&(&b.file, &b.location, &b.message))
+    });
+}

@@ -1,0 +1,14 @@
+//! kaas-gitops: tenants/ + kaas.yaml -> overlays/ and flux/ for Flux, Cluster API and Kamaji.
+//!
+//! A pure core (`spec` -> `validate` -> `model` -> `render`) behind a thin shell (`commands`,
+//! `tree`) that touches the disk.
+
+pub mod cli;
+pub mod commands;
+pub mod diagnostics;
+pub mod lock;
+pub mod model;
+pub mod render;
+pub mod spec;
+pub mod tree;
+pub mod validate;

@@ -1,0 +1,348 @@
+//! The normalized fleet: defaults applied, names checked, addresses allocated. Everything the
+//! renderer needs and nothing it must decide. Built only by `validate`; collections are sorted
+//! when built so the renderer cannot reorder them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::net::IpAddr;
+
+pub use crate::spec::raw::{
+    AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect,
+};
+
+/// The whole fleet.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The management cluster.
+    pub platform: Platform,
+    /// Every tenant, sorted by name.
+    pub tenants: Vec<Tenant>,
+}
+
+/// A Kubernetes version `vMAJOR.MINOR.PATCH`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KubeVersion {
+    /// Major.
+    pub major: u32,
+    /// Minor.
+    pub minor: u32,
+    /// Patch.
+    pub patch: u32,
+}
+
+impl KubeVersion {
+    /// Parses `v1.33.4` or `1.33.4`.
+    pub fn parse(text: &str) -> Option<KubeVersion> {
+        let t = text.strip_prefix('v').unwrap_or(text);
+        let mut parts = t.split('.');
+        let mut next = || -> Option<u32> {
+            let p = parts.next()?;
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 9 {
+                return None;
+            }
+            p.parse().ok()
+        };
+        let v = KubeVersion {
+            major: next()?,
+            minor: next()?,
+            patch: next()?,
+        };
+        parts.next().is_none().then_some(v)
+    }
+}
+
+impl fmt::Display for KubeVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// A Helm chart source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chart {
+    /// The chart's name in its repository (`kamaji`, `kamaji-etcd`, `cluster-autoscaler`).
+    pub name: &'static str,
+    /// Repository URL.
+    pub repository: String,
+    /// Version or range.
+    pub version: String,
+}
+
+/// An image as the platform asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSpec {
+    /// `docker.io/clastix/kamaji`.
+    pub repository: String,
+    /// The tag, or `None` when a policy picks it (from the lock).
+    pub tag: Option<String>,
+    /// The tag policy, if any.
+    pub policy: Option<TagPolicy>,
+    /// Which platform field asks for it (for messages).
+    pub field: String,
+}
+
+/// A tag policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagPolicy {
+    /// The pattern.
+    pub pattern: TagPattern,
+    /// Tags never picked.
+    pub exclude: Vec<String>,
+}
+
+/// The management cluster's settings.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// `metadata.name`.
+    pub name: String,
+    /// Flux source kind.
+    pub source_kind: String,
+    /// Flux source name.
+    pub source_name: String,
+    /// Flux source namespace.
+    pub source_namespace: String,
+    /// Reconcile interval.
+    pub interval: String,
+    /// Kamaji's namespace.
+    pub kamaji_namespace: String,
+    /// The kamaji chart.
+    pub kamaji_chart: Chart,
+    /// The Kamaji controller image.
+    pub kamaji_image: ImageSpec,
+    /// etcd members of Kamaji's default datastore.
+    pub default_datastore_replicas: u32,
+    /// Oldest supported tenant version.
+    pub min_kubernetes: KubeVersion,
+    /// Newest supported tenant version.
+    pub max_kubernetes: KubeVersion,
+    /// The kamaji-etcd chart.
+    pub etcd_chart: Chart,
+    /// The etcd image.
+    pub etcd_image: ImageSpec,
+    /// The kamaji-etcd certificate job image.
+    pub etcd_cfssl_image: ImageSpec,
+    /// The kamaji-etcd kubectl job image.
+    pub etcd_kubectl_image: ImageSpec,
+    /// The kamaji-etcd etcd job image.
+    pub etcd_job_image: ImageSpec,
+    /// The Cluster API contract.
+    pub contract: Contract,
+    /// Kamaji control plane provider version.
+    pub cp_provider_version: String,
+    /// Its controller replicas.
+    pub cp_provider_replicas: u32,
+    /// Its controller image.
+    pub cp_provider_image: ImageSpec,
+    /// Infrastructure provider versions.
+    pub infrastructure_providers: BTreeMap<Provider, String>,
+    /// The cluster-autoscaler chart.
+    pub autoscaler_chart: Chart,
+    /// The cluster-autoscaler image.
+    pub autoscaler_image: ImageSpec,
+    /// VIP pools as inclusive address ranges.
+    pub vip_pools: Vec<(IpAddr, IpAddr)>,
+    /// Shared DataStores tenants may name.
+    pub data_stores: BTreeSet<String>,
+    /// Registries served over plain HTTP.
+    pub insecure_registries: Vec<String>,
+    /// Branch prefix for `pr`.
+    pub branch_prefix: String,
+    /// Commit author, if set.
+    pub author: Option<(String, String)>,
+}
+
+impl Platform {
+    /// Every image the platform renders, in a fixed order.
+    pub fn images(&self) -> Vec<&ImageSpec> {
+        vec![
+            &self.kamaji_image,
+            &self.etcd_image,
+            &self.etcd_cfssl_image,
+            &self.etcd_kubectl_image,
+            &self.etcd_job_image,
+            &self.cp_provider_image,
+            &self.autoscaler_image,
+        ]
+    }
+
+    /// The namespace of an infrastructure provider's controller.
+    pub fn provider_namespace(provider: Provider) -> &'static str {
+        match provider {
+            Provider::Proxmox => "capmox-system",
+        }
+    }
+}
+
+/// One tenant cluster.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    /// The name (also its namespace).
+    pub name: String,
+    /// `tenants/<name>.yaml`.
+    pub source_path: String,
+    /// Labels for the `Cluster`.
+    pub labels: BTreeMap<String, String>,
+    /// Kubernetes version.
+    pub version: KubeVersion,
+    /// Control plane replicas.
+    pub cp_replicas: u32,
+    /// The datastore.
+    pub datastore: DataStore,
+    /// The VIP, given or allocated.
+    pub vip: Option<IpAddr>,
+    /// Whether `vip` was allocated from the pool.
+    pub vip_allocated: bool,
+    /// API server port.
+    pub port: u16,
+    /// Service type.
+    pub service_type: ServiceType,
+    /// Service annotations.
+    pub service_annotations: BTreeMap<String, String>,
+    /// CoreDNS addon.
+    pub core_dns: bool,
+    /// kube-proxy addon.
+    pub kube_proxy: bool,
+    /// Konnectivity addon.
+    pub konnectivity: bool,
+    /// kube-apiserver.
+    pub api_server: Component,
+    /// kube-controller-manager.
+    pub controller_manager: Component,
+    /// kube-scheduler.
+    pub scheduler: Component,
+    /// kubelet cgroup driver.
+    pub cgroup_driver: CgroupDriver,
+    /// kubelet preferred address types.
+    pub preferred_address_types: Vec<AddressType>,
+    /// Pod CIDRs.
+    pub pods: Vec<String>,
+    /// Service CIDRs.
+    pub services: Vec<String>,
+    /// Infrastructure.
+    pub infrastructure: Infrastructure,
+    /// Worker pools, in file order.
+    pub pools: Vec<Pool>,
+    /// Admin groups.
+    pub admin_groups: Vec<String>,
+    /// SSH keys for every node.
+    pub ssh_authorized_keys: Vec<String>,
+}
+
+impl Tenant {
+    /// Whether any pool autoscales.
+    pub fn autoscales(&self) -> bool {
+        self.pools
+            .iter()
+            .any(|p| matches!(p.size, PoolSize::Autoscaled { .. }))
+    }
+
+    /// The name of the DataStore the control plane uses.
+    pub fn datastore_name(&self) -> String {
+        match &self.datastore {
+            DataStore::Dedicated { .. } => format!("{}-etcd", self.name),
+            DataStore::Shared(name) => name.clone(),
+        }
+    }
+
+    /// The infrastructure provider.
+    pub fn provider(&self) -> Provider {
+        match self.infrastructure {
+            Infrastructure::Proxmox(_) => Provider::Proxmox,
+        }
+    }
+}
+
+/// Where a control plane keeps its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataStore {
+    /// Own kamaji-etcd release.
+    Dedicated {
+        /// Members.
+        replicas: u32,
+        /// Volume size.
+        storage: String,
+        /// Storage class.
+        storage_class: Option<String>,
+    },
+    /// A platform DataStore.
+    Shared(String),
+}
+
+/// A control plane component's settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Component {
+    /// Extra flags.
+    pub extra_args: Vec<String>,
+    /// Requests.
+    pub requests: BTreeMap<String, String>,
+    /// Limits.
+    pub limits: BTreeMap<String, String>,
+}
+
+/// A tenant's infrastructure.
+#[derive(Debug, Clone)]
+pub enum Infrastructure {
+    /// Proxmox VE.
+    Proxmox(ProxmoxCluster),
+}
+
+/// Cluster-wide Proxmox settings.
+#[derive(Debug, Clone)]
+pub struct ProxmoxCluster {
+    /// DNS servers.
+    pub dns_servers: Vec<String>,
+    /// Allowed nodes.
+    pub allowed_nodes: Vec<String>,
+    /// Static IPv4 pool for nodes.
+    pub ipv4: Option<(Vec<String>, String, u8)>,
+    /// Credentials Secret.
+    pub credentials_secret: Option<String>,
+}
+
+/// A worker pool.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    /// Pool name.
+    pub name: String,
+    /// Fixed or autoscaled.
+    pub size: PoolSize,
+    /// vCPUs.
+    pub cpus: u32,
+    /// Memory in MiB.
+    pub memory_mib: u32,
+    /// Disk in GiB.
+    pub disk_gib: u32,
+    /// Node labels.
+    pub labels: BTreeMap<String, String>,
+    /// Node taints: key, value, effect.
+    pub taints: Vec<(String, Option<String>, TaintEffect)>,
+    /// The machine settings for Proxmox.
+    pub proxmox: Option<ProxmoxMachine>,
+}
+
+/// A pool's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolSize {
+    /// A fixed number of machines.
+    Fixed(u32),
+    /// Sized by cluster-autoscaler.
+    Autoscaled {
+        /// Minimum.
+        min: u32,
+        /// Maximum.
+        max: u32,
+    },
+}
+
+/// Per-pool Proxmox machine settings (cluster block merged with the pool override).
+#[derive(Debug, Clone)]
+pub struct ProxmoxMachine {
+    /// Source node.
+    pub source_node: String,
+    /// Template VM ID.
+    pub template_id: u32,
+    /// Bridge.
+    pub bridge: String,
+    /// Allowed nodes.
+    pub allowed_nodes: Vec<String>,
+}

@@ -1,0 +1,81 @@
+//! `flux/`: one Flux Kustomization for the platform layer and one per tenant (pruning, so a
+//! deleted tenant file deletes the tenant), and a `kustomization.yaml` listing them.
+
+use crate::map;
+use crate::model::Model;
+use crate::render::node::Node;
+use crate::render::{Object, Tree, meta, yaml};
+
+/// The Flux Kustomization of the platform layer.
+pub fn platform_kustomization_name() -> &'static str {
+    "kaas-platform"
+}
+
+/// The Flux Kustomization of a tenant.
+pub fn tenant_kustomization_name(tenant: &str) -> String {
+    format!("kaas-tenant-{tenant}")
+}
+
+/// Every file under `flux/`.
+pub fn files(model: &Model) -> Tree {
+    let p = &model.platform;
+    let kustomization = |name: &str, path: String, depends: bool, wait: bool, labels: Node| Object {
+        kind: "Kustomization",
+        name: name.to_string(),
+        body: map! {
+            "apiVersion" => "kustomize.toolkit.fluxcd.io/v1",
+            "kind" => "Kustomization",
+            "metadata" => meta(name, Some(&p.source_namespace), labels),
+            "spec" => map! {
+                "interval" => &p.interval,
+                "path" => path,
+                "prune" => true,
+                "wait" => wait.then_some(true),
+                "timeout" => "10m",
+                "dependsOn" => depends.then(|| vec![map! {"name" => platform_kustomization_name()}]),
+                "sourceRef" => map! {
+                    "kind" => &p.source_kind,
+                    "name" => &p.source_name,
+                    "namespace" => &p.source_namespace,
+                },
+            },
+        },
+    };
+    let mut objects = vec![(
+        "kaas.yaml".to_string(),
+        kustomization(
+            platform_kustomization_name(),
+            "./overlays/platform".into(),
+            false,
+            true,
+            map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
+        ),
+    )];
+    for t in &model.tenants {
+        objects.push((
+            t.source_path.clone(),
+            kustomization(
+                &tenant_kustomization_name(&t.name),
+                format!("./overlays/tenants/{}", t.name),
+                true,
+                false,
+                map! {"app.kubernetes.io/managed-by" => "kaas-gitops", "kaas-gitops.dev/tenant" => &t.name},
+            ),
+        ));
+    }
+    let mut tree = Tree::new();
+    let mut resources = Vec::new();
+    for (input, obj) in objects {
+        let file = obj.file_name();
+        tree.insert(format!("flux/{file}"), yaml::document(&input, &obj.body));
+        resources.push(file);
+    }
+    resources.sort();
+    let list = map! {
+        "apiVersion" => "kustomize.config.k8s.io/v1beta1",
+        "kind" => "Kustomization",
+        "resources" => resources,
+    };
+    tree.insert("flux/kustomization.yaml".into(), yaml::document("kaas.yaml and tenants/", &list));
+    tree
+}

@@ -1,0 +1,212 @@
+//! The management-cluster layer: Helm repositories, the Kamaji release, the Kamaji control
+//! plane provider and the infrastructure providers in use.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Chart, Model, Platform};
+use crate::render::images::Images;
+use crate::render::node::Node;
+use crate::render::{Object, meta};
+use crate::{map, seq};
+
+/// Labels on every platform object.
+fn labels() -> Node {
+    map! {"app.kubernetes.io/managed-by" => "kaas-gitops"}
+}
+
+/// The name of the `HelmRepository` serving `chart`: derived from the URL, stable.
+pub fn repository_name(chart: &Chart) -> String {
+    let url = chart
+        .repository
+        .split_once("://")
+        .map_or(chart.repository.as_str(), |(_, rest)| rest);
+    let mut parts = url.split('/').filter(|p| !p.is_empty());
+    let host = parts.next().unwrap_or("charts");
+    let host_label = host.split('.').next().unwrap_or(host);
+    let last = parts.next_back();
+    let raw = match last {
+        Some(l) => format!("{host_label}-{l}"),
+        None => host_label.to_string(),
+    };
+    let mut name: String = raw
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    name.truncate(63);
+    name.trim_matches('-').to_string()
+}
+
+/// The chart block of a HelmRelease, referencing the platform's HelmRepository.
+pub fn chart_spec(platform: &Platform, chart: &Chart) -> Node {
+    map! {
+        "spec" => map! {
+            "chart" => chart.name,
+            "version" => &chart.version,
+            "sourceRef" => map! {
+                "kind" => "HelmRepository",
+                "name" => repository_name(chart),
+                "namespace" => &platform.kamaji_namespace,
+            },
+            "interval" => "1h",
+        },
+    }
+}
+
+/// Everything under `overlays/platform/`.
+pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
+    let p = &model.platform;
+    let mut out = Vec::new();
+    let mut namespaces: Vec<String> = vec![p.kamaji_namespace.clone()];
+    namespaces.extend(p.infrastructure_providers.keys().map(|prov| Platform::provider_namespace(*prov).to_string()));
+    namespaces.sort();
+    namespaces.dedup();
+    for ns in namespaces {
+        out.push(Object {
+            kind: "Namespace",
+            name: ns.clone(),
+            body: map! {"apiVersion" => "v1", "kind" => "Namespace", "metadata" => meta_labels(&ns, None)},
+        });
+    }
+    let mut repos: BTreeMap<String, &Chart> = BTreeMap::new();
+    for c in [&p.kamaji_chart, &p.etcd_chart, &p.autoscaler_chart] {
+        repos.entry(c.repository.clone()).or_insert(c);
+    }
+    for chart in repos.values() {
+        let name = repository_name(chart);
+        let oci = chart.repository.starts_with("oci://");
+        out.push(Object {
+            kind: "HelmRepository",
+            name: name.clone(),
+            body: map! {
+                "apiVersion" => "source.toolkit.fluxcd.io/v1",
+                "kind" => "HelmRepository",
+                "metadata" => meta_labels(&name, Some(&p.kamaji_namespace)),
+                "spec" => map! {
+                    "type" => oci.then_some("oci"),
+                    "interval" => "1h",
+                    "url" => &chart.repository,
+                },
+            },
+        });
+    }
+    out.push(kamaji_release(p, images));
+    out.push(control_plane_provider(p, images));
+    for (provider, version) in &p.infrastructure_providers {
+        out.push(Object {
+            kind: "InfrastructureProvider",
+            name: provider.as_str().to_string(),
+            body: map! {
+                "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
+                "kind" => "InfrastructureProvider",
+                "metadata" => meta_labels(provider.as_str(), Some(Platform::provider_namespace(*provider))),
+                "spec" => map! {"version" => version},
+            },
+        });
+    }
+    out
+}
+
+fn meta_labels(name: &str, namespace: Option<&str>) -> Node {
+    meta(name, namespace, labels())
+}
+
+fn kamaji_release(p: &Platform, images: &Images) -> Object {
+    let kamaji = images.get(&p.kamaji_image);
+    let etcd = images.get(&p.etcd_image);
+    let job = |spec| {
+        let i = images.get(spec);
+        map! {"image" => &i.repository, "tag" => i.chart_tag()}
+    };
+    let etcd_job = images.get(&p.etcd_job_image);
+    let values = map! {
+        "image" => map! {"repository" => &kamaji.repository, "tag" => kamaji.chart_tag(), "pullPolicy" => "IfNotPresent"},
+        "defaultDatastoreName" => "default",
+        "kamaji-etcd" => map! {
+            "deploy" => true,
+            "fullnameOverride" => "kamaji-etcd",
+            "replicas" => p.default_datastore_replicas,
+            "image" => map! {"repository" => &etcd.repository, "tag" => etcd.chart_tag()},
+            "datastore" => map! {"enabled" => true, "name" => "default"},
+            "jobs" => map! {
+                "cfssl" => job(&p.etcd_cfssl_image),
+                "kubectl" => job(&p.etcd_kubectl_image),
+                "etcd" => map! {"image" => &etcd_job.repository, "tag" => etcd_job.chart_tag()},
+            },
+        },
+    };
+    Object {
+        kind: "HelmRelease",
+        name: "kamaji".into(),
+        body: map! {
+            "apiVersion" => "helm.toolkit.fluxcd.io/v2",
+            "kind" => "HelmRelease",
+            "metadata" => meta_labels("kamaji", Some(&p.kamaji_namespace)),
+            "spec" => map! {
+                "interval" => &p.interval,
+                "releaseName" => "kamaji",
+                "chart" => chart_spec(p, &p.kamaji_chart),
+                "install" => map! {"crds" => "CreateReplace", "remediation" => map! {"retries" => 3u32}},
+                "upgrade" => map! {"crds" => "CreateReplace", "remediation" => map! {"retries" => 3u32}},
+                "values" => values,
+            },
+        },
+    }
+}
+
+fn control_plane_provider(p: &Platform, images: &Images) -> Object {
+    let image = images.get(&p.cp_provider_image);
+    let selector = map! {"matchLabels" => map! {"cluster.x-k8s.io/provider" => "control-plane-kamaji"}};
+    Object {
+        kind: "ControlPlaneProvider",
+        name: "kamaji".into(),
+        body: map! {
+            "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
+            "kind" => "ControlPlaneProvider",
+            "metadata" => meta_labels("kamaji", Some(&p.kamaji_namespace)),
+            "spec" => map! {
+                "version" => &p.cp_provider_version,
+                "deployment" => map! {
+                    "replicas" => p.cp_provider_replicas,
+                    "affinity" => map! {
+                        "podAntiAffinity" => map! {
+                            "preferredDuringSchedulingIgnoredDuringExecution" => seq![map! {
+                                "weight" => 100u32,
+                                "podAffinityTerm" => map! {
+                                    "topologyKey" => "topology.kubernetes.io/zone",
+                                    "labelSelector" => selector,
+                                },
+                            }],
+                        },
+                    },
+                    "containers" => seq![map! {
+                        "name" => "controller",
+                        "imageUrl" => image.full(),
+                        "args" => map! {"--zap-encoder" => "json"},
+                    }],
+                },
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(url: &str) -> Chart {
+        Chart {
+            name: "x",
+            repository: url.into(),
+            version: "1".into(),
+        }
+    }
+
+    #[test]
+    fn repository_names_are_stable_dns_labels() {
+        assert_eq!(repository_name(&chart("https://clastix.github.io/charts")), "clastix-charts");
+        assert_eq!(repository_name(&chart("https://kubernetes.github.io/autoscaler")), "kubernetes-autoscaler");
+        assert_eq!(repository_name(&chart("oci://ghcr.io/clastix/charts")), "ghcr-charts");
+        assert_eq!(repository_name(&chart("http://127.0.0.1:8080")), "127");
+    }
+}

@@ -1,0 +1,218 @@
+//! Worker pools: a MachineDeployment, its machine template and KubeadmConfigTemplate. Cluster
+//! API treats templates as immutable, so each template is named after a hash of its spec: a
+//! changed spec is a new template, and the MachineDeployment's new reference rolls the machines.
+
+use sha2::{Digest, Sha256};
+
+use crate::model::{Infrastructure, Pool, PoolSize, Tenant};
+use crate::render::node::Node;
+use crate::render::tenant::tmeta;
+use crate::render::{Object, yaml};
+use crate::{map, seq};
+
+const AUTOSCALER_MIN: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
+const AUTOSCALER_MAX: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+const CAPACITY: &str = "capacity.cluster-autoscaler.kubernetes.io";
+
+/// `<tenant>-<pool>-<first 8 hex of sha256(spec)>`.
+pub fn template_name(t: &Tenant, pool: &Pool, spec: &Node) -> String {
+    let bytes = yaml::document("", spec);
+    let digest = Sha256::digest(&bytes);
+    format!("{}-{}-{}", t.name, pool.name, &hex::encode(digest)[..8])
+}
+
+/// The pool's three objects.
+pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
+    let (infra_kind, infra_api, infra_spec) = machine_template_spec(t, pool);
+    let infra_name = template_name(t, pool, &infra_spec);
+    let bootstrap_spec = kubeadm_spec(t, pool);
+    let bootstrap_name = template_name(t, pool, &bootstrap_spec);
+    let md_name = format!("{}-{}", t.name, pool.name);
+    vec![
+        Object {
+            kind: infra_kind,
+            name: infra_name.clone(),
+            body: map! {
+                "apiVersion" => infra_api,
+                "kind" => infra_kind,
+                "metadata" => tmeta(t, &infra_name),
+                "spec" => infra_spec,
+            },
+        },
+        Object {
+            kind: "KubeadmConfigTemplate",
+            name: bootstrap_name.clone(),
+            body: map! {
+                "apiVersion" => "bootstrap.cluster.x-k8s.io/v1beta2",
+                "kind" => "KubeadmConfigTemplate",
+                "metadata" => tmeta(t, &bootstrap_name),
+                "spec" => bootstrap_spec,
+            },
+        },
+        machine_deployment(t, pool, &md_name, infra_kind, &infra_name, &bootstrap_name),
+    ]
+}
+
+fn machine_template_spec(t: &Tenant, pool: &Pool) -> (&'static str, &'static str, Node) {
+    match &t.infrastructure {
+        Infrastructure::Proxmox(_) => {
+            let m = pool.proxmox.as_ref().expect("proxmox pools carry machine settings");
+            let spec = map! {
+                "template" => map! {
+                    "spec" => map! {
+                        "sourceNode" => &m.source_node,
+                        "templateID" => m.template_id,
+                        "allowedNodes" => &m.allowed_nodes,
+                        "format" => "qcow2",
+                        "full" => true,
+                        "numSockets" => 1u32,
+                        "numCores" => pool.cpus,
+                        "memoryMiB" => pool.memory_mib,
+                        "disks" => map! {"bootVolume" => map! {"disk" => "scsi0", "sizeGb" => pool.disk_gib}},
+                        "network" => map! {
+                            "networkDevices" => seq![map! {
+                                "name" => "net0",
+                                "bridge" => &m.bridge,
+                                "model" => "virtio",
+                            }],
+                        },
+                    },
+                },
+            };
+            ("ProxmoxMachineTemplate", "infrastructure.cluster.x-k8s.io/v1alpha2", spec)
+        }
+    }
+}
+
+/// The kubelet's provider ID, as each provider documents it. Kept byte-for-byte: cloud-init
+/// expands the Jinja expression on the node.
+fn provider_id(t: &Tenant) -> &'static str {
+    match t.infrastructure {
+        Infrastructure::Proxmox(_) => "proxmox://'{{ ds.meta_data.instance_id }}'",
+    }
+}
+
+/// Labels the kubelet may set on its own Node; `kubernetes.io`/`k8s.io` ones are left to
+/// Cluster API's label sync (the kubelet refuses them).
+fn kubelet_labels(pool: &Pool) -> Option<String> {
+    let own: Vec<String> = pool
+        .labels
+        .iter()
+        .filter(|(k, _)| {
+            let prefix = k.split_once('/').map_or("", |(p, _)| p);
+            !(prefix.ends_with("kubernetes.io") || prefix.ends_with("k8s.io"))
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    (!own.is_empty()).then(|| own.join(","))
+}
+
+fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
+    let mut args = vec![map! {"name" => "provider-id", "value" => provider_id(t)}];
+    if let Some(labels) = kubelet_labels(pool) {
+        args.push(map! {"name" => "node-labels", "value" => labels});
+    }
+    let taints: Vec<Node> = pool
+        .taints
+        .iter()
+        .map(|(k, v, e)| map! {"key" => k, "value" => v.clone(), "effect" => e.as_str()})
+        .collect();
+    let users = if t.ssh_authorized_keys.is_empty() {
+        Node::Absent
+    } else {
+        seq![map! {"name" => "root", "sshAuthorizedKeys" => &t.ssh_authorized_keys}]
+    };
+    map! {
+        "template" => map! {
+            "spec" => map! {
+                "joinConfiguration" => map! {
+                    "nodeRegistration" => map! {
+                        "kubeletExtraArgs" => args,
+                        "taints" => Node::from(taints).or_absent(),
+                    },
+                },
+                "users" => users,
+            },
+        },
+    }
+}
+
+fn machine_deployment(t: &Tenant, pool: &Pool, name: &str, infra_kind: &str, infra_name: &str, bootstrap_name: &str) -> Object {
+    let selector = map! {
+        "cluster.x-k8s.io/cluster-name" => &t.name,
+        "cluster.x-k8s.io/deployment-name" => name,
+    };
+    let mut template_labels = match &selector {
+        Node::Map(m) => m.clone(),
+        _ => unreachable!("built as a map"),
+    };
+    for (k, v) in &pool.labels {
+        template_labels.push((k.clone(), Node::from(v)));
+    }
+    let (replicas, annotations) = match pool.size {
+        PoolSize::Fixed(n) => (Some(n), Node::Absent),
+        PoolSize::Autoscaled { min, max } => (None, autoscaler_annotations(pool, min, max)),
+    };
+    let mut metadata = tmeta(t, name);
+    if let Node::Map(m) = &mut metadata {
+        m.push(("annotations".into(), annotations));
+    }
+    Object {
+        kind: "MachineDeployment",
+        name: name.to_string(),
+        body: map! {
+            "apiVersion" => "cluster.x-k8s.io/v1beta2",
+            "kind" => "MachineDeployment",
+            "metadata" => metadata,
+            "spec" => map! {
+                "clusterName" => &t.name,
+                // Autoscaled pools leave replicas to the autoscaler, so Flux and it do not fight.
+                "replicas" => replicas,
+                "selector" => map! {"matchLabels" => selector},
+                "template" => map! {
+                    "metadata" => map! {"labels" => Node::Map(template_labels)},
+                    "spec" => map! {
+                        "clusterName" => &t.name,
+                        "version" => t.version.to_string(),
+                        "bootstrap" => map! {
+                            "configRef" => map! {
+                                "apiGroup" => "bootstrap.cluster.x-k8s.io",
+                                "kind" => "KubeadmConfigTemplate",
+                                "name" => bootstrap_name,
+                            },
+                        },
+                        "infrastructureRef" => map! {
+                            "apiGroup" => "infrastructure.cluster.x-k8s.io",
+                            "kind" => infra_kind,
+                            "name" => infra_name,
+                        },
+                    },
+                },
+            },
+        },
+    }
+}
+
+/// Min/max as strings, and the capacity cluster-autoscaler needs to scale an empty pool.
+fn autoscaler_annotations(pool: &Pool, min: u32, max: u32) -> Node {
+    let mut a = vec![
+        (AUTOSCALER_MIN.to_string(), Node::from(min.to_string())),
+        (AUTOSCALER_MAX.to_string(), Node::from(max.to_string())),
+        (format!("{CAPACITY}/cpu"), Node::from(pool.cpus.to_string())),
+        (format!("{CAPACITY}/memory"), Node::from(format!("{}Mi", pool.memory_mib))),
+        (format!("{CAPACITY}/ephemeral-disk"), Node::from(format!("{}Gi", pool.disk_gib))),
+    ];
+    if !pool.labels.is_empty() {
+        let labels: Vec<String> = pool.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        a.push((format!("{CAPACITY}/labels"), Node::from(labels.join(","))));
+    }
+    if !pool.taints.is_empty() {
+        let taints: Vec<String> = pool
+            .taints
+            .iter()
+            .map(|(k, v, e)| format!("{k}={}:{}", v.as_deref().unwrap_or(""), e.as_str()))
+            .collect();
+        a.push((format!("{CAPACITY}/taints"), Node::from(taints.join(","))));
+    }
+    Node::Map(a)
+}

@@ -1,0 +1,147 @@
+//! Strict loading of one spec file: bytes -> checked text -> indexed source -> typed value.
+//! Pure: the caller reads the bytes. Everything refused here is refused with a location.
+
+use serde::de::DeserializeOwned;
+
+use crate::diagnostics::Diagnostic;
+use crate::spec::source::{Pos, Source};
+
+/// The largest spec file accepted.
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+
+/// A typed spec and the source it came from.
+#[derive(Debug, Clone)]
+pub struct Loaded<T> {
+    /// The typed value.
+    pub value: T,
+    /// The file, for locating fields in later diagnostics.
+    pub source: Source,
+}
+
+/// Parses one spec file strictly. Returns every problem the file has that can be found before
+/// typing (encoding, tabs, anchors, duplicates, secrets) or, when there are none, the first
+/// typing error serde reports.
+pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>, Vec<Diagnostic>> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(vec![
+            Diagnostic::error(format!(
+                "file is larger than {} KiB",
+                MAX_FILE_BYTES / 1024
+            ))
+            .in_file(path)
+            .with_hint("a spec file is a few dozen lines; is this the right file?"),
+        ]);
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t.to_string(),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+            let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+            let (source, _) = Source::index(path, String::from_utf8_lossy(bytes).into_owned());
+            let loc = source.location(Pos { line, column, len: 1 });
+            return Err(vec![
+                Diagnostic::error("file is not valid UTF-8")
+                    .at(Some(loc))
+                    .with_hint("save the file as UTF-8"),
+            ]);
+        }
+    };
+    let mut problems = Vec::new();
+    let (source, index_problems) = Source::index(path, text);
+    problems.extend(pre_scan(&source));
+    problems.extend(index_problems);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        strict_booleans: true,
+    };
+    match serde_saphyr::from_str_with_options::<T>(&source.text, options) {
+        Ok(value) => Ok(Loaded { value, source }),
+        Err(e) => Err(vec![typing_error(&source, &e)]),
+    }
+}
+
+/// Tabs used for indentation and NUL bytes: refused with their exact position.
+fn pre_scan(source: &Source) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (i, line) in source.text.lines().enumerate() {
+        let indent: String = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        if let Some(col) = indent.find('\t') {
+            let pos = Pos {
+                line: i + 1,
+                column: col + 1,
+                len: 1,
+            };
+            problems.push(
+                Diagnostic::error("tab used for indentation")
+                    .at(Some(source.location(pos)))
+                    .with_hint("YAML indents with spaces only; replace the tab with spaces"),
+            );
+        }
+        if let Some(col) = line.find('\0') {
+            let pos = Pos {
+                line: i + 1,
+                column: line[..col].chars().count() + 1,
+                len: 1,
+            };
+            problems.push(
+                Diagnostic::error("NUL byte in the file")
+                    .at(Some(source.location(pos)))
+                    .with_hint("a spec file is plain text; remove the NUL byte"),
+            );
+        }
+    }
+    problems
+}
+
+/// serde's first typing error, with its location and a hint where one is known.
+fn typing_error(source: &Source, e: &serde_saphyr::Error) -> Diagnostic {
+    let loc = e.location().map(|l| {
+        let line = usize::try_from(l.line()).unwrap_or(1).max(1);
+        let column = usize::try_from(l.column()).unwrap_or(1).max(1);
+        source.location(Pos {
+            line,
+            column,
+            len: 1,
+        })
+    });
+    let raw = e.without_snippet().to_string();
+    let message = clean_message(&raw);
+    let mut diagnostic = Diagnostic::error(message.clone())
+        .at(loc)
+        .in_file(source.path.clone());
+    if let Some(hint) = hint_for(&message) {
+        diagnostic = diagnostic.with_hint(hint);
+    }
+    diagnostic
+}
+
+/// serde-saphyr appends ` at line X column Y`; the location is shown separately.
+fn clean_message(raw: &str) -> String {
+    let first = raw.lines().next().unwrap_or(raw).trim();
+    let cut = first.find(" at line ").map_or(first, |i| &first[..i]);
+    cut.trim_start_matches("error: ").to_string()
+}
+
+fn hint_for(message: &str) -> Option<String> {
+    if let Some(rest) = message.split("expected one of ").nth(1) {
+        return Some(format!("valid keys here: {rest}"));
+    }
+    if message.contains("unknown field") {
+        return Some("this key is not part of the format; check its spelling (`kaas-gitops schema` prints every field)".into());
+    }
+    if message.contains("missing field") {
+        return Some("add the field; `kaas-gitops schema` lists what each block requires".into());
+    }
+    if message.contains("unknown variant") {
+        return Some("use one of the values listed".into());
+    }
+    None
+}

@@ -1,0 +1,697 @@
+//! The files people write, exactly as written: `kaas.yaml` (Platform) and `tenants/*.yaml`
+//! (Tenant). Every struct denies unknown keys so that a typo is an error, never ignored.
+//! Defaults are not applied here; `validate` turns these into the `model`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The `apiVersion` both files carry.
+pub const API_VERSION: &str = "kaas-gitops.dev/v1alpha1";
+
+/// A Kubernetes resource quantity (`250m`, `1Gi`, `2`): written as a string or a number.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Quantity {
+    /// `250m`, `1Gi`.
+    Text(String),
+    /// `2`.
+    Int(i64),
+    /// `0.5`.
+    Float(f64),
+}
+
+impl Quantity {
+    /// The quantity as Kubernetes writes it.
+    pub fn as_string(&self) -> String {
+        match self {
+            Quantity::Text(s) => s.clone(),
+            Quantity::Int(i) => i.to_string(),
+            Quantity::Float(f) => f.to_string(),
+        }
+    }
+}
+
+/// `metadata` of both files.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Metadata {
+    /// The name. For a tenant: a DNS-1035 label of at most 40 characters, equal to the file stem.
+    pub name: String,
+    /// Labels copied onto the tenant's `Cluster`.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tenant
+// ---------------------------------------------------------------------------------------------
+
+/// One tenant cluster: `tenants/<name>.yaml`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TenantFile {
+    /// Always `kaas-gitops.dev/v1alpha1`.
+    pub api_version: String,
+    /// Always `Tenant`.
+    pub kind: String,
+    /// The tenant's name and labels.
+    pub metadata: Metadata,
+    /// What the tenant cluster looks like.
+    pub spec: TenantSpec,
+}
+
+/// `spec` of a Tenant.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TenantSpec {
+    /// The Kubernetes version of the tenant control plane and its workers.
+    pub kubernetes: Kubernetes,
+    /// The hosted control plane (Kamaji).
+    #[serde(default)]
+    pub control_plane: ControlPlane,
+    /// Pod and service CIDRs.
+    #[serde(default)]
+    pub network: Network,
+    /// Where the worker machines run.
+    pub infrastructure: Infrastructure,
+    /// Worker pools, one `MachineDeployment` each.
+    #[serde(default)]
+    pub workers: Vec<Worker>,
+    /// Who may read the tenant's `Cluster` and kubeconfig Secret.
+    #[serde(default)]
+    pub access: Access,
+    /// SSH public keys put on every node.
+    #[serde(default)]
+    pub ssh_authorized_keys: Vec<String>,
+}
+
+/// `spec.kubernetes`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Kubernetes {
+    /// A semantic version such as `v1.33.4`; quote it (`"1.30"`) so YAML does not read a number.
+    pub version: String,
+}
+
+/// `spec.controlPlane`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ControlPlane {
+    /// Control plane pods (default 2).
+    pub replicas: Option<u32>,
+    /// Where the control plane keeps its state (default: a dedicated etcd).
+    pub data_store: Option<DataStore>,
+    /// The API server address; the host defaults to an address from the platform's pool.
+    pub endpoint: Option<Endpoint>,
+    /// How the API server is exposed in the management cluster.
+    pub service: Option<Service>,
+    /// Addons Kamaji installs into the tenant cluster.
+    pub addons: Option<Addons>,
+    /// kube-apiserver settings.
+    pub api_server: Option<Component>,
+    /// kube-controller-manager settings.
+    pub controller_manager: Option<Component>,
+    /// kube-scheduler settings.
+    pub scheduler: Option<Component>,
+    /// How the tenant's kubelets are configured.
+    pub kubelet: Option<Kubelet>,
+}
+
+/// `spec.controlPlane.dataStore`: exactly one of `dedicated` or `shared`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataStore {
+    /// An own kamaji-etcd release and DataStore, both named `<tenant>-etcd`.
+    pub dedicated: Option<Dedicated>,
+    /// The name of a DataStore the platform declares in `spec.dataStores`.
+    pub shared: Option<String>,
+}
+
+/// `spec.controlPlane.dataStore.dedicated`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Dedicated {
+    /// etcd members: 1 or an odd number (default 3).
+    pub replicas: Option<u32>,
+    /// Volume size per member (default `10Gi`).
+    pub storage: Option<Quantity>,
+    /// Storage class of the volumes (default: the cluster's default class).
+    pub storage_class: Option<String>,
+}
+
+/// `spec.controlPlane.endpoint`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    /// The VIP: an IP address no other tenant uses.
+    pub host: Option<String>,
+    /// The API server port (default 6443).
+    pub port: Option<u16>,
+}
+
+/// `spec.controlPlane.service`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// `LoadBalancer` (default), `NodePort` or `ClusterIP`.
+    #[serde(rename = "type")]
+    pub kind: Option<ServiceType>,
+    /// Annotations on the API server's Service.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// The Kubernetes Service type of the tenant API server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum ServiceType {
+    /// A load-balanced VIP (default).
+    LoadBalancer,
+    /// A port on every management node.
+    NodePort,
+    /// Reachable inside the management cluster only.
+    ClusterIP,
+}
+
+impl ServiceType {
+    /// The value Kubernetes uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceType::LoadBalancer => "LoadBalancer",
+            ServiceType::NodePort => "NodePort",
+            ServiceType::ClusterIP => "ClusterIP",
+        }
+    }
+}
+
+/// `spec.controlPlane.addons` (all default to `true`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Addons {
+    /// CoreDNS.
+    #[serde(rename = "coreDNS")]
+    pub core_dns: Option<bool>,
+    /// kube-proxy.
+    pub kube_proxy: Option<bool>,
+    /// Konnectivity (API server to node tunnel).
+    pub konnectivity: Option<bool>,
+}
+
+/// `apiServer`, `controllerManager`, `scheduler`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Component {
+    /// Extra command-line flags, e.g. `--cloud-provider=external`.
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+    /// Requests and limits of the container.
+    pub resources: Option<Resources>,
+}
+
+/// Container resources.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    /// e.g. `{cpu: 250m, memory: 1Gi}`.
+    #[serde(default)]
+    pub requests: BTreeMap<String, Quantity>,
+    /// e.g. `{memory: 2Gi}`.
+    #[serde(default)]
+    pub limits: BTreeMap<String, Quantity>,
+}
+
+/// `spec.controlPlane.kubelet`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Kubelet {
+    /// `systemd` (default) or `cgroupfs`.
+    pub cgroup_driver: Option<CgroupDriver>,
+    /// Node address types the API server prefers, in order.
+    pub preferred_address_types: Option<Vec<AddressType>>,
+}
+
+/// The kubelet cgroup driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupDriver {
+    /// systemd (default).
+    Systemd,
+    /// cgroupfs.
+    Cgroupfs,
+}
+
+/// A node address type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum AddressType {
+    /// `InternalIP`.
+    #[serde(rename = "InternalIP")]
+    InternalIp,
+    /// `ExternalIP`.
+    #[serde(rename = "ExternalIP")]
+    ExternalIp,
+    /// `Hostname`.
+    Hostname,
+    /// `InternalDNS`.
+    #[serde(rename = "InternalDNS")]
+    InternalDns,
+    /// `ExternalDNS`.
+    #[serde(rename = "ExternalDNS")]
+    ExternalDns,
+}
+
+impl AddressType {
+    /// The value Kubernetes uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddressType::InternalIp => "InternalIP",
+            AddressType::ExternalIp => "ExternalIP",
+            AddressType::Hostname => "Hostname",
+            AddressType::InternalDns => "InternalDNS",
+            AddressType::ExternalDns => "ExternalDNS",
+        }
+    }
+}
+
+/// `spec.network`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// Pod CIDRs (default `[192.168.0.0/16]`).
+    pub pods: Option<Vec<String>>,
+    /// Service CIDRs (default `[10.96.0.0/12]`).
+    pub services: Option<Vec<String>>,
+}
+
+/// `spec.infrastructure`: the provider and exactly its block.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Infrastructure {
+    /// The infrastructure provider of the worker machines.
+    pub provider: Provider,
+    /// Settings for `provider: proxmox`.
+    pub proxmox: Option<Proxmox>,
+}
+
+/// An infrastructure provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// Proxmox VE (ionos-cloud/cluster-api-provider-proxmox).
+    Proxmox,
+}
+
+impl Provider {
+    /// The name used in `kaas.yaml` and in the tenant file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Proxmox => "proxmox",
+        }
+    }
+}
+
+/// `spec.infrastructure.proxmox`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Proxmox {
+    /// The Proxmox node that holds the VM template.
+    pub source_node: String,
+    /// The VM template's ID.
+    #[serde(rename = "templateID")]
+    pub template_id: u32,
+    /// DNS servers of the nodes.
+    pub dns_servers: Vec<String>,
+    /// Proxmox nodes the VMs may run on (default: `[sourceNode]`).
+    #[serde(default)]
+    pub allowed_nodes: Vec<String>,
+    /// The bridge of the VMs' first NIC (default `vmbr0`).
+    pub bridge: Option<String>,
+    /// Static IPv4 addresses for the nodes.
+    pub ipv4: Option<Ipv4Config>,
+    /// The Secret holding the Proxmox API credentials (in the tenant namespace).
+    pub credentials_secret: Option<String>,
+}
+
+/// `proxmox.ipv4`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ipv4Config {
+    /// Address ranges (`10.0.5.10-10.0.5.60`) or CIDRs.
+    pub addresses: Vec<String>,
+    /// The default gateway.
+    pub gateway: String,
+    /// The prefix length of the node network.
+    pub prefix: u8,
+}
+
+/// A per-pool override of the Proxmox block.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProxmoxPool {
+    /// Overrides `sourceNode`.
+    pub source_node: Option<String>,
+    /// Overrides `templateID`.
+    #[serde(rename = "templateID")]
+    pub template_id: Option<u32>,
+    /// Overrides `bridge`.
+    pub bridge: Option<String>,
+    /// Overrides `allowedNodes`.
+    pub allowed_nodes: Option<Vec<String>>,
+}
+
+/// One worker pool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Worker {
+    /// A DNS-1123 label, unique in the tenant.
+    pub name: String,
+    /// A fixed size. Exclusive with `autoscaling`.
+    pub replicas: Option<u32>,
+    /// Let cluster-autoscaler size the pool between `min` and `max`.
+    pub autoscaling: Option<Autoscaling>,
+    /// Machine size.
+    #[serde(default)]
+    pub machine: Machine,
+    /// Node labels.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Node taints.
+    #[serde(default)]
+    pub taints: Vec<Taint>,
+    /// Per-pool override of the Proxmox block.
+    pub proxmox: Option<ProxmoxPool>,
+}
+
+/// `workers[].autoscaling`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Autoscaling {
+    /// The smallest size; `0` scales from zero.
+    pub min: u32,
+    /// The largest size, at least 1.
+    pub max: u32,
+}
+
+/// `workers[].machine`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// vCPUs (default 2).
+    pub cpus: Option<u32>,
+    /// Memory in MiB (default 4096).
+    #[serde(rename = "memoryMiB")]
+    pub memory_mib: Option<u32>,
+    /// Boot disk in GiB (default 40).
+    #[serde(rename = "diskGiB")]
+    pub disk_gib: Option<u32>,
+}
+
+/// A node taint.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Taint {
+    /// The taint key.
+    pub key: String,
+    /// The taint value.
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: TaintEffect,
+}
+
+/// A taint effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum TaintEffect {
+    /// `NoSchedule`.
+    NoSchedule,
+    /// `PreferNoSchedule`.
+    PreferNoSchedule,
+    /// `NoExecute`.
+    NoExecute,
+}
+
+impl TaintEffect {
+    /// The value Kubernetes uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaintEffect::NoSchedule => "NoSchedule",
+            TaintEffect::PreferNoSchedule => "PreferNoSchedule",
+            TaintEffect::NoExecute => "NoExecute",
+        }
+    }
+}
+
+/// `spec.access`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Access {
+    /// Groups that may read the tenant's `Cluster` and its `<name>-kubeconfig` Secret.
+    #[serde(default)]
+    pub admin_groups: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Platform
+// ---------------------------------------------------------------------------------------------
+
+/// The management cluster: `kaas.yaml`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlatformFile {
+    /// Always `kaas-gitops.dev/v1alpha1`.
+    pub api_version: String,
+    /// Always `Platform`.
+    pub kind: String,
+    /// The platform's name.
+    pub metadata: Metadata,
+    /// The platform settings.
+    pub spec: PlatformSpec,
+}
+
+/// `spec` of the Platform.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlatformSpec {
+    /// How Flux reads this repository.
+    pub flux: Flux,
+    /// The Kamaji operator.
+    pub kamaji: Kamaji,
+    /// The kamaji-etcd chart used for dedicated datastores.
+    pub kamaji_etcd: KamajiEtcd,
+    /// Cluster API providers, installed by cluster-api-operator.
+    pub cluster_api: ClusterApi,
+    /// The cluster-autoscaler chart for autoscaled pools.
+    pub cluster_autoscaler: ClusterAutoscaler,
+    /// Address pools for tenant VIPs.
+    pub load_balancer: Option<LoadBalancer>,
+    /// Shared DataStores that tenants may name in `dataStore.shared`.
+    #[serde(default)]
+    pub data_stores: Vec<String>,
+    /// Registry settings for `pin`.
+    pub registries: Option<Registries>,
+    /// Settings for commits and branches.
+    pub git: Option<Git>,
+}
+
+/// `spec.flux`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Flux {
+    /// The Flux source that holds this repository.
+    pub source_ref: SourceRef,
+    /// Reconcile interval of Kustomizations and HelmReleases (default `10m`).
+    pub interval: Option<String>,
+}
+
+/// A Flux source reference.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRef {
+    /// `GitRepository`, `OCIRepository` or `Bucket`.
+    pub kind: String,
+    /// The source's name.
+    pub name: String,
+    /// The source's namespace (default `flux-system`).
+    pub namespace: Option<String>,
+}
+
+/// A Helm chart source.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Chart {
+    /// A Helm repository URL (`https://...`) or an OCI one (`oci://...`).
+    pub repository: String,
+    /// The chart version or a semver range.
+    pub version: String,
+}
+
+/// A container image.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Image {
+    /// e.g. `docker.io/clastix/kamaji`.
+    pub repository: String,
+    /// The tag to pin. Exclusive with `tagPolicy`.
+    pub tag: Option<String>,
+    /// Pick the newest tag matching a policy (`pin --update` applies it).
+    pub tag_policy: Option<TagPolicy>,
+}
+
+/// `image.tagPolicy`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TagPolicy {
+    /// `edge`: the newest `YY.M.N-edge` or `edge-YY.M.N` tag.
+    pub pattern: TagPattern,
+    /// Tags never to pick.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// A tag policy pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TagPattern {
+    /// Kamaji's edge releases in either tag format.
+    Edge,
+}
+
+/// `spec.kamaji`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Kamaji {
+    /// The namespace of the Kamaji release (default `kamaji-system`).
+    pub namespace: Option<String>,
+    /// The kamaji chart.
+    pub chart: Chart,
+    /// The Kamaji controller image.
+    pub image: Image,
+    /// The datastore the kamaji chart deploys for itself (DataStore `default`).
+    pub default_data_store: Option<DefaultDataStore>,
+    /// The Kubernetes versions tenants may run.
+    pub supported_kubernetes: VersionRange,
+}
+
+/// `spec.kamaji.defaultDataStore`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultDataStore {
+    /// etcd members of the default datastore (default 3).
+    pub replicas: Option<u32>,
+}
+
+/// An inclusive Kubernetes version range.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VersionRange {
+    /// The oldest supported version, e.g. `v1.31.0`.
+    pub min: String,
+    /// The newest supported version, e.g. `v1.34.99`.
+    pub max: String,
+}
+
+/// `spec.kamajiEtcd`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KamajiEtcd {
+    /// The kamaji-etcd chart.
+    pub chart: Chart,
+    /// The etcd image.
+    pub image: Image,
+    /// Images of the chart's setup jobs (defaults: cfssl/cfssl v1.6.5, clastix/kubectl v1.33,
+    /// quay.io/coreos/etcd v3.5.6).
+    pub jobs: Option<EtcdJobs>,
+}
+
+/// `spec.kamajiEtcd.jobs`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EtcdJobs {
+    /// The certificate job's image.
+    pub cfssl: Option<Image>,
+    /// The kubectl job's image.
+    pub kubectl: Option<Image>,
+    /// The etcd member job's image (needs a shell).
+    pub etcd: Option<Image>,
+}
+
+/// `spec.clusterApi`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClusterApi {
+    /// The Cluster API contract of the management cluster (default `v1beta2`).
+    pub contract: Option<Contract>,
+    /// The Kamaji control plane provider.
+    pub control_plane_provider: ControlPlaneProvider,
+    /// Infrastructure provider versions by name, e.g. `{proxmox: v0.9.0}`.
+    #[serde(default)]
+    pub infrastructure_providers: BTreeMap<String, String>,
+}
+
+/// A Cluster API contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Contract {
+    /// Cluster API v1.11 and newer (default).
+    V1beta2,
+    /// Older management clusters.
+    V1beta1,
+}
+
+/// `spec.clusterApi.controlPlaneProvider`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ControlPlaneProvider {
+    /// The provider release, e.g. `v0.20.0`.
+    pub version: String,
+    /// Controller replicas (default 2).
+    pub replicas: Option<u32>,
+    /// The controller image; its tag defaults to `version`.
+    pub image: Image,
+}
+
+/// `spec.clusterAutoscaler`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterAutoscaler {
+    /// The cluster-autoscaler chart.
+    pub chart: Chart,
+    /// The cluster-autoscaler image.
+    pub image: Image,
+}
+
+/// `spec.loadBalancer`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadBalancer {
+    /// Address ranges (`10.0.4.100-10.0.4.199`) or CIDRs that tenant VIPs are allocated from.
+    pub pools: Vec<String>,
+}
+
+/// `spec.registries`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Registries {
+    /// Registries (`host:port`) served over plain HTTP.
+    #[serde(default)]
+    pub insecure: Vec<String>,
+}
+
+/// `spec.git`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Git {
+    /// Prefix of the branches `pr` creates (default `kaas/`).
+    pub branch_prefix: Option<String>,
+    /// The commit author (default: git config).
+    pub author: Option<Author>,
+}
+
+/// A commit author.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Author {
+    /// The author's name.
+    pub name: String,
+    /// The author's e-mail.
+    pub email: String,
+}

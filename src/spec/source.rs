@@ -1,0 +1,424 @@
+//! One input file and a map from field paths (`spec.workers[0].replicas`) to where they are
+//! written, built from the YAML parser's events. serde gives typed values; this index lets the
+//! validator point at the line of any field it finds wrong. The same pass refuses what a strict
+//! loader must: anchors and aliases, duplicate keys, over-deep nesting and inline secrets.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
+
+use crate::diagnostics::{Diagnostic, Location};
+
+/// Nesting deeper than this is refused before serde sees it (no tenant file needs more).
+const MAX_DEPTH: usize = 32;
+
+/// A position in a source file (1-based line and column, length in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// Length in characters on that line.
+    pub len: usize,
+}
+
+impl Pos {
+    fn from_span(span: &Span) -> Pos {
+        let len = if span.end.line() == span.start.line() {
+            span.end.col().saturating_sub(span.start.col()).max(1)
+        } else {
+            1
+        };
+        Pos {
+            line: span.start.line(),
+            column: span.start.col() + 1,
+            len,
+        }
+    }
+}
+
+/// A scalar as written: its text and whether it was quoted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scalar {
+    /// The scalar's text after escapes.
+    pub text: String,
+    /// A plain (unquoted, non-block) scalar: YAML may read it as a number or boolean.
+    pub plain: bool,
+}
+
+/// An input file's text, named by its path relative to the repository.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Relative path with `/` separators, e.g. `tenants/acme.yaml`.
+    pub path: String,
+    /// The UTF-8 text.
+    pub text: String,
+    keys: BTreeMap<String, Pos>,
+    values: BTreeMap<String, (Pos, Option<Scalar>)>,
+}
+
+impl Source {
+    /// Indexes `text`, returning the problems a strict loader refuses.
+    pub fn index(path: &str, text: String) -> (Source, Vec<Diagnostic>) {
+        let mut source = Source {
+            path: path.to_string(),
+            text,
+            keys: BTreeMap::new(),
+            values: BTreeMap::new(),
+        };
+        let problems = Indexer::run(&mut source);
+        (source, problems)
+    }
+
+    /// A location in this file.
+    pub fn location(&self, pos: Pos) -> Location {
+        let line_text = self
+            .text
+            .lines()
+            .nth(pos.line.saturating_sub(1))
+            .unwrap_or("")
+            .to_string();
+        Location {
+            path: self.path.clone(),
+            line: pos.line,
+            column: pos.column,
+            len: pos.len,
+            line_text,
+        }
+    }
+
+    /// Where the value of `field` is written; else its key; else the nearest written parent.
+    pub fn locate(&self, field: &str) -> Option<Location> {
+        let mut field = field;
+        loop {
+            if let Some((pos, _)) = self.values.get(field) {
+                return Some(self.location(*pos));
+            }
+            if let Some(pos) = self.keys.get(field) {
+                return Some(self.location(*pos));
+            }
+            let cut = field.rfind(['.', '['])?;
+            field = &field[..cut];
+        }
+    }
+
+    /// Where the key of `field` is written (for "unknown" or "duplicate" style errors).
+    pub fn locate_key(&self, field: &str) -> Option<Location> {
+        self.keys
+            .get(field)
+            .map(|p| self.location(*p))
+            .or_else(|| self.locate(field))
+    }
+
+    /// The scalar written at `field`, if it is one.
+    pub fn scalar(&self, field: &str) -> Option<&Scalar> {
+        self.values.get(field).and_then(|(_, s)| s.as_ref())
+    }
+
+    /// An error at `field` in this file.
+    pub fn error(&self, field: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(message)
+            .at(self.locate(field))
+            .in_file(self.path.clone())
+            .field(field)
+    }
+
+    /// A warning at `field` in this file.
+    pub fn warning(&self, field: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::warning(message)
+            .at(self.locate(field))
+            .in_file(self.path.clone())
+            .field(field)
+    }
+}
+
+enum Frame {
+    Map {
+        path: String,
+        key: Option<String>,
+        seen: BTreeSet<String>,
+    },
+    Seq {
+        path: String,
+        next: usize,
+    },
+}
+
+struct Indexer<'a> {
+    source: &'a mut Source,
+    stack: Vec<Frame>,
+    problems: Vec<Diagnostic>,
+}
+
+impl Indexer<'_> {
+    fn run(source: &mut Source) -> Vec<Diagnostic> {
+        let text = source.text.clone();
+        let mut indexer = Indexer {
+            source,
+            stack: Vec::new(),
+            problems: Vec::new(),
+        };
+        let mut documents = 0;
+        for item in Parser::new_from_str(&text) {
+            let (event, span) = match item {
+                Ok(pair) => pair,
+                Err(e) => {
+                    let marker = e.marker();
+                    let pos = Pos {
+                        line: marker.line().max(1),
+                        column: marker.col() + 1,
+                        len: 1,
+                    };
+                    let loc = indexer.source.location(pos);
+                    indexer.problems.push(
+                        Diagnostic::error(format!("invalid YAML: {}", e.info()))
+                            .at(Some(loc))
+                            .with_hint("check indentation and quoting on this line"),
+                    );
+                    break;
+                }
+            };
+            match event {
+                Event::DocumentStart(..) => {
+                    documents += 1;
+                    if documents > 1 {
+                        indexer.problem(
+                            &span,
+                            "a second YAML document in one file",
+                            "keep exactly one document per file: remove this `---` and what follows",
+                        );
+                        break;
+                    }
+                }
+                Event::Alias(_) | Event::UnresolvedAlias(_) => indexer.problem(
+                    &span,
+                    "YAML aliases (`*name`) are not allowed",
+                    "write the value out in full; anchors and aliases are refused so that every value is visible where it applies",
+                ),
+                Event::Scalar(value, style, anchor, _) => {
+                    indexer.anchor(anchor, &span);
+                    indexer.scalar(value.into_owned(), style, &span);
+                }
+                Event::MappingStart(_, anchor, _) => {
+                    indexer.anchor(anchor, &span);
+                    let path = indexer.enter(&span);
+                    indexer.stack.push(Frame::Map {
+                        path,
+                        key: None,
+                        seen: BTreeSet::new(),
+                    });
+                    indexer.depth(&span);
+                }
+                Event::SequenceStart(_, anchor, _) => {
+                    indexer.anchor(anchor, &span);
+                    let path = indexer.enter(&span);
+                    indexer.stack.push(Frame::Seq { path, next: 0 });
+                    indexer.depth(&span);
+                }
+                Event::MappingEnd | Event::SequenceEnd => {
+                    indexer.stack.pop();
+                }
+                _ => {}
+            }
+            if indexer.problems.len() > 50 {
+                break;
+            }
+        }
+        indexer.problems
+    }
+
+    fn problem(&mut self, span: &Span, message: &str, hint: &str) {
+        let loc = self.source.location(Pos::from_span(span));
+        self.problems.push(
+            Diagnostic::error(message)
+                .at(Some(loc))
+                .with_hint(hint.to_string()),
+        );
+    }
+
+    fn anchor(&mut self, anchor: usize, span: &Span) {
+        if anchor != 0 {
+            self.problem(
+                span,
+                "YAML anchors (`&name`) are not allowed",
+                "write each value out in full; anchors and aliases are refused",
+            );
+        }
+    }
+
+    fn depth(&mut self, span: &Span) {
+        if self.stack.len() == MAX_DEPTH + 1 {
+            self.problem(
+                span,
+                &format!("nesting deeper than {MAX_DEPTH} levels"),
+                "no Tenant or Platform field nests this deep; check the indentation",
+            );
+        }
+    }
+
+    /// A node starts in the current position: returns its path and records its span.
+    fn enter(&mut self, span: &Span) -> String {
+        let path = match self.stack.last_mut() {
+            None => String::new(),
+            Some(Frame::Seq { path, next }) => {
+                let p = format!("{path}[{next}]");
+                *next += 1;
+                p
+            }
+            Some(Frame::Map { path, key, .. }) => match key.take() {
+                Some(k) if path.is_empty() => k,
+                Some(k) => format!("{path}.{k}"),
+                None => path.clone(),
+            },
+        };
+        self.source
+            .values
+            .entry(path.clone())
+            .or_insert((Pos::from_span(span), None));
+        path
+    }
+
+    fn scalar(&mut self, value: String, style: ScalarStyle, span: &Span) {
+        let pos = Pos::from_span(span);
+        if let Some(Frame::Map { path, key, seen }) = self.stack.last_mut()
+            && key.is_none()
+        {
+            let full = if path.is_empty() {
+                value.clone()
+            } else {
+                format!("{path}.{value}")
+            };
+            if !seen.insert(value.clone()) {
+                let loc = self.source.location(pos);
+                self.problems.push(
+                    Diagnostic::error(format!("duplicate key `{value}`"))
+                        .at(Some(loc))
+                        .field(full.clone())
+                        .with_hint("each key may appear once in a mapping; remove one of them"),
+                );
+            }
+            self.source.keys.entry(full).or_insert(pos);
+            *key = Some(value);
+            return;
+        }
+        let secret_key = match self.stack.last() {
+            Some(Frame::Map { key: Some(k), .. }) => looks_like_secret(k).then(|| k.clone()),
+            _ => None,
+        };
+        let path = self.enter(span);
+        let plain = style == ScalarStyle::Plain;
+        if let Some(k) = secret_key
+            && !value.is_empty()
+            && !(plain && (value == "~" || value == "null"))
+        {
+            let loc = self.source.location(pos);
+            self.problems.push(
+                Diagnostic::error(format!("`{k}` holds a literal secret"))
+                    .at(Some(loc))
+                    .field(path.clone())
+                    .with_hint("secrets never go into git: put the value in a Kubernetes Secret and name that Secret (e.g. `credentialsSecret: my-secret`)"),
+            );
+        }
+        if let Some(flag) = secret_flag(&value) {
+            let loc = self.source.location(pos);
+            self.problems.push(
+                Diagnostic::error(format!("the flag `{flag}` carries a literal secret"))
+                    .at(Some(loc))
+                    .field(path.clone())
+                    .with_hint("pass secrets through a file mounted from a Secret (e.g. `--token-auth-file=/path`), never inline"),
+            );
+        }
+        self.source
+            .values
+            .insert(path, (pos, Some(Scalar { text: value, plain })));
+    }
+}
+
+/// Keys whose value is a secret itself (not the name of a Secret holding one).
+fn looks_like_secret(key: &str) -> bool {
+    let k: String = key
+        .chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect();
+    let k = k.rsplit(['/', '.']).next().unwrap_or(&k).to_string();
+    const EXACT: [&str; 9] = [
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "apikey",
+        "clientsecret",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+    ];
+    EXACT.contains(&k.as_str())
+        || k.ends_with("password")
+        || k.ends_with("token")
+        || k.ends_with("secretkey")
+        || k.ends_with("accesskeyid")
+}
+
+/// `--token=abc`, `--password=abc`, `--client-secret=abc` in extra args.
+fn secret_flag(value: &str) -> Option<&str> {
+    let flag = value.strip_prefix("--")?;
+    let (name, v) = flag.split_once('=')?;
+    if v.is_empty() || v.starts_with('/') {
+        return None;
+    }
+    let secretish = looks_like_secret(name)
+        || name.ends_with("-secret")
+        || name.ends_with("-password")
+        || name.ends_with("-token");
+    secretish.then_some(&value[..name.len() + 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_keys_are_recognised_but_secret_references_are_not() {
+        for k in ["password", "token", "apiToken", "client_secret", "secret", "BEARER-TOKEN"] {
+            assert!(looks_like_secret(k), "{k}");
+        }
+        for k in ["credentialsSecret", "hetznerSecret", "secretRef", "tokenTTL", "name"] {
+            assert!(!looks_like_secret(k), "{k}");
+        }
+        assert_eq!(secret_flag("--token=abc"), Some("--token"));
+        assert_eq!(secret_flag("--oidc-client-secret=xyz"), Some("--oidc-client-secret"));
+        assert_eq!(secret_flag("--token-auth-file=/etc/tokens"), None);
+        assert_eq!(secret_flag("--cloud-provider=external"), None);
+    }
+
+    #[test]
+    fn fields_are_located_by_path() {
+        let text = "spec:\n  workers:\n    - name: a\n      autoscaling: {min: 4, max: 2}\n";
+        let (source, problems) = Source::index("t.yaml", text.to_string());
+        assert!(problems.is_empty());
+        let loc = source
+            .locate("spec.workers[0].autoscaling.min")
+            .expect("indexed");
+        assert_eq!((loc.line, loc.column), (4, 26));
+        let loc = source.locate("spec.workers[0].name").expect("indexed");
+        assert_eq!((loc.line, loc.column, loc.len), (3, 13, 1));
+        // A missing field points at its nearest written parent.
+        let loc = source.locate("spec.workers[0].replicas").expect("parent");
+        assert_eq!(loc.line, 3);
+    }
+
+    #[test]
+    fn anchors_aliases_and_duplicates_are_refused_with_positions() {
+        let text = "a: &x 1\nb: *x\nc: 1\nc: 2\n";
+        let (_, problems) = Source::index("t.yaml", text.to_string());
+        let lines: Vec<_> = problems
+            .iter()
+            .map(|d| (d.message.clone(), d.location.as_ref().map(|l| l.line)))
+            .collect();
+        assert!(lines.contains(&("YAML anchors (`&name`) are not allowed".into(), Some(1))));
+        assert!(lines.contains(&("YAML aliases (`*name`) are not allowed".into(), Some(2))));
+        assert!(lines.contains(&("duplicate key `c`".into(), Some(4))));
+    }
+}

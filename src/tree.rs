@@ -1,0 +1,206 @@
+//! The desired file tree against the disk: what to write, what to delete, and doing it durably
+//! in one batch. Temp files are written next to their targets, made durable together with one
+//! `syncfs`, then renamed into place, then their directories are synced; a crash at any moment
+//! leaves every file with its old or its new content. Stale files are deleted last.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::render::Tree;
+
+/// Marks temp files, so a later run can clean up after a killed one.
+pub const TEMP_MARK: &str = ".kaas-tmp-";
+
+/// What a render changes on disk.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Files to create, with their bytes.
+    pub created: Vec<(String, Vec<u8>)>,
+    /// Files to overwrite, with old and new bytes.
+    pub changed: Vec<(String, Vec<u8>, Vec<u8>)>,
+    /// Files to delete, with their old bytes.
+    pub deleted: Vec<(String, Vec<u8>)>,
+    /// Temp files a killed run left behind.
+    pub leftovers: Vec<String>,
+    /// Files already as desired.
+    pub unchanged: usize,
+}
+
+impl Plan {
+    /// Nothing to write or delete.
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.changed.is_empty() && self.deleted.is_empty() && self.leftovers.is_empty()
+    }
+
+    /// Every path the plan writes or deletes, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        let mut p: Vec<String> = self
+            .created
+            .iter()
+            .map(|(p, _)| p.clone())
+            .chain(self.changed.iter().map(|(p, _, _)| p.clone()))
+            .chain(self.deleted.iter().map(|(p, _)| p.clone()))
+            .collect();
+        p.sort();
+        p
+    }
+
+    /// A unified diff of the whole plan, file by file in path order.
+    pub fn unified_diff(&self) -> String {
+        let mut entries: Vec<(&str, &[u8], &[u8])> = Vec::new();
+        for (p, new) in &self.created {
+            entries.push((p, b"", new));
+        }
+        for (p, old, new) in &self.changed {
+            entries.push((p, old, new));
+        }
+        for (p, old) in &self.deleted {
+            entries.push((p, old, b""));
+        }
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = String::new();
+        for (path, old, new) in entries {
+            let old = String::from_utf8_lossy(old);
+            let new = String::from_utf8_lossy(new);
+            let from = if old.is_empty() { "/dev/null".to_string() } else { format!("a/{path}") };
+            let to = if new.is_empty() { "/dev/null".to_string() } else { format!("b/{path}") };
+            let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+            out.push_str(&diff.unified_diff().context_radius(3).header(&from, &to).to_string());
+        }
+        out
+    }
+}
+
+/// Compares `tree` with the files under `repo`. Files under an `owned` prefix that the tree
+/// does not contain are stale.
+pub fn plan(repo: &Path, tree: &Tree, owned: &[String]) -> Result<Plan> {
+    let mut plan = Plan::default();
+    for (path, new) in tree {
+        match read_if_exists(&repo.join(path), new.len())? {
+            None => plan.created.push((path.clone(), new.clone())),
+            Some(old) if &old == new => plan.unchanged += 1,
+            Some(old) => plan.changed.push((path.clone(), old, new.clone())),
+        }
+    }
+    let mut on_disk = BTreeSet::new();
+    for prefix in owned {
+        list_files(repo, prefix.trim_end_matches('/'), &mut on_disk)?;
+    }
+    for path in on_disk {
+        if path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK)) {
+            plan.leftovers.push(path);
+        } else if !tree.contains_key(&path) {
+            let old = fs_err::read(repo.join(&path))?;
+            plan.deleted.push((path, old));
+        }
+    }
+    Ok(plan)
+}
+
+/// Reads a file if it exists. `expected` lets a size mismatch skip reading the content.
+fn read_if_exists(path: &Path, expected: usize) -> Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("failed to inspect `{}`", path.display())),
+        Ok(m) if !m.is_file() => anyhow::bail!("`{}` is not a regular file; kaas-gitops owns this path", path.display()),
+        Ok(m) if m.len() != expected as u64 => {
+            // Different size: certainly different content; read it only for the diff.
+            Ok(Some(fs_err::read(path)?))
+        }
+        Ok(_) => {
+            let mut buf = Vec::with_capacity(expected);
+            fs_err::File::open(path)?.read_to_end(&mut buf)?;
+            Ok(Some(buf))
+        }
+    }
+}
+
+fn list_files(repo: &Path, rel: &str, out: &mut BTreeSet<String>) -> Result<()> {
+    let dir = repo.join(rel);
+    let entries = match std::fs::read_dir(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        other => other.with_context(|| format!("failed to list `{}`", dir.display()))?,
+    };
+    for entry in entries {
+        let entry = entry.with_context(|| format!("failed to list `{}`", dir.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let child = format!("{rel}/{name}");
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            list_files(repo, &child, out)?;
+        } else {
+            out.insert(child);
+        }
+    }
+    Ok(())
+}
+
+/// Applies `plan` durably. Returns once every change is on disk.
+pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
+    let writes: Vec<(&String, &Vec<u8>)> = plan
+        .created
+        .iter()
+        .map(|(p, b)| (p, b))
+        .chain(plan.changed.iter().map(|(p, _, b)| (p, b)))
+        .collect();
+    let mut temps: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(writes.len());
+    let pid = std::process::id();
+    let result = (|| -> Result<()> {
+        for (rel, bytes) in &writes {
+            let target = repo.join(rel);
+            let dir = target.parent().expect("a file in the tree has a parent directory");
+            fs_err::create_dir_all(dir)?;
+            let name = target.file_name().expect("a file name").to_string_lossy();
+            let temp = dir.join(format!(".{name}{TEMP_MARK}{pid}"));
+            let mut f = fs_err::File::create(&temp)?;
+            temps.push((temp, target.clone()));
+            f.write_all(bytes)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for (temp, _) in &temps {
+            let _ = std::fs::remove_file(temp);
+        }
+        return Err(e);
+    }
+    if !temps.is_empty() {
+        sync_filesystem(repo)?;
+    }
+    let mut dirs = BTreeSet::new();
+    for (temp, target) in &temps {
+        fs_err::rename(temp, target)?;
+        dirs.insert(target.parent().expect("a parent").to_path_buf());
+    }
+    for rel in &plan.leftovers {
+        let _ = std::fs::remove_file(repo.join(rel));
+    }
+    // Deletions come last: a crash before this point leaves the old tenant, never a hole.
+    for (rel, _) in &plan.deleted {
+        let path = repo.join(rel);
+        fs_err::remove_file(&path)?;
+        let mut dir = path.parent().map(Path::to_path_buf);
+        while let Some(d) = dir {
+            if d == repo || std::fs::remove_dir(&d).is_err() {
+                dirs.insert(d);
+                break;
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+    }
+    for d in dirs {
+        if let Ok(f) = std::fs::File::open(&d) {
+            f.sync_all().with_context(|| format!("failed to sync `{}`", d.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// One `syncfs` for the whole batch of temp files instead of one fsync per file.
+fn sync_filesystem(repo: &Path) -> Result<()> {
+    let dir = fs_err::File::open(repo)?;
+    rustix::fs::syncfs(&dir).with_context(|| format!("failed to sync the file system of `{}`", repo.display()))
+}

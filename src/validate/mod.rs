@@ -1,0 +1,55 @@
+//! Raw specs -> model. Every file is checked and every problem collected before anything is
+//! rendered, so one run reports everything that needs fixing.
+
+mod fleet;
+pub mod names;
+mod platform;
+mod tenant;
+
+pub use platform::parse_range;
+pub use tenant::MAX_NAME;
+
+use crate::diagnostics::Diagnostic;
+use crate::lock::Lock;
+use crate::model::Model;
+use crate::spec::load::Loaded;
+use crate::spec::raw::{PlatformFile, TenantFile};
+
+/// A loaded tenant file and its stem (`acme` for `tenants/acme.yaml`).
+pub type TenantInput = (String, Loaded<TenantFile>);
+
+/// The model and the lock as this run leaves it (VIP allocations updated).
+#[derive(Debug)]
+pub struct Validated {
+    /// The fleet.
+    pub model: Model,
+    /// The lock with this run's VIP allocations.
+    pub lock: Lock,
+}
+
+/// Validates everything; `Err` holds every problem of every file.
+pub fn validate(platform: &Loaded<PlatformFile>, tenants: &[TenantInput], lock: &Lock) -> Result<Validated, Vec<Diagnostic>> {
+    let platform_model = platform::platform(platform)?;
+    let mut errs = Vec::new();
+    let mut built = Vec::new();
+    for (stem, loaded) in tenants {
+        match tenant::tenant(loaded, stem, &platform_model) {
+            Ok(t) => built.push((t, &loaded.source)),
+            Err(e) => errs.extend(e),
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    let vips = fleet::allocate_vips(&platform_model, &mut built, &lock.vips)?;
+    let mut new_lock = lock.clone();
+    new_lock.vips = vips;
+    Ok(Validated {
+        model: Model {
+            platform: platform_model,
+            tenants: built.into_iter().map(|(t, _)| t).collect(),
+        },
+        lock: new_lock,
+    })
+}

@@ -1,0 +1,384 @@
+//! `kaas.yaml` -> `model::Platform`, collecting every problem.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::{Chart, ImageSpec, KubeVersion, Platform, Provider, TagPolicy};
+use crate::spec::load::Loaded;
+use crate::spec::raw::{self, API_VERSION, Contract, PlatformFile};
+use crate::spec::source::Source;
+use crate::validate::names::{is_dns1123_label, is_dns1123_subdomain};
+
+/// Default job images of the kamaji-etcd chart, pinned to explicit tags (the chart's own
+/// defaults float: an empty tag, or the management cluster's minor version).
+const CFSSL_IMAGE: (&str, &str) = ("docker.io/cfssl/cfssl", "v1.6.5");
+const KUBECTL_IMAGE: (&str, &str) = ("docker.io/clastix/kubectl", "v1.33");
+const ETCD_JOB_IMAGE: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.6");
+
+/// Builds the platform model; `Err` carries every problem found.
+pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnostic>> {
+    let src = &loaded.source;
+    let file = &loaded.value;
+    let spec = &file.spec;
+    let mut errs = Vec::new();
+
+    header(src, &file.api_version, &file.kind, "Platform", &mut errs);
+
+    let interval = spec.flux.interval.clone().unwrap_or_else(|| "10m".into());
+    if !is_duration(&interval) {
+        errs.push(
+            src.error("spec.flux.interval", format!("`{interval}` is not a duration"))
+                .with_hint("write a Go duration such as `10m`, `1h` or `30s`"),
+        );
+    }
+    let kamaji_namespace = spec
+        .kamaji
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "kamaji-system".into());
+    if kamaji_namespace != "kamaji-system" {
+        errs.push(
+            src.error("spec.kamaji.namespace", format!("Kamaji must run in `kamaji-system`, not `{kamaji_namespace}`"))
+                .with_hint("the kamaji chart's CRDs hard-code the webhook service `kamaji-webhook-service.kamaji-system`; remove the field or set `kamaji-system`"),
+        );
+    }
+
+    let min = version(src, "spec.kamaji.supportedKubernetes.min", &spec.kamaji.supported_kubernetes.min, &mut errs);
+    let max = version(src, "spec.kamaji.supportedKubernetes.max", &spec.kamaji.supported_kubernetes.max, &mut errs);
+    if let (Some(a), Some(b)) = (min, max)
+        && a > b
+    {
+        errs.push(
+            src.error("spec.kamaji.supportedKubernetes.min", format!("`min` ({a}) is newer than `max` ({b})"))
+                .with_hint("min must be at most max"),
+        );
+    }
+
+    let kamaji_chart = chart(src, "spec.kamaji.chart", "kamaji", &spec.kamaji.chart, &mut errs);
+    let etcd_chart = chart(src, "spec.kamajiEtcd.chart", "kamaji-etcd", &spec.kamaji_etcd.chart, &mut errs);
+    let autoscaler_chart = chart(
+        src,
+        "spec.clusterAutoscaler.chart",
+        "cluster-autoscaler",
+        &spec.cluster_autoscaler.chart,
+        &mut errs,
+    );
+
+    let kamaji_image = image(src, "spec.kamaji.image", &spec.kamaji.image, None, true, &mut errs);
+    let etcd_image = image(src, "spec.kamajiEtcd.image", &spec.kamaji_etcd.image, None, false, &mut errs);
+    let jobs = spec.kamaji_etcd.jobs.as_ref();
+    let job = |field: &str, img: Option<&raw::Image>, default: (&str, &str), errs: &mut Vec<Diagnostic>| match img {
+        Some(i) => image(src, field, i, None, false, errs),
+        None => ImageSpec {
+            repository: default.0.into(),
+            tag: Some(default.1.into()),
+            policy: None,
+            field: field.into(),
+        },
+    };
+    let etcd_cfssl_image = job("spec.kamajiEtcd.jobs.cfssl", jobs.and_then(|j| j.cfssl.as_ref()), CFSSL_IMAGE, &mut errs);
+    let etcd_kubectl_image = job("spec.kamajiEtcd.jobs.kubectl", jobs.and_then(|j| j.kubectl.as_ref()), KUBECTL_IMAGE, &mut errs);
+    let etcd_job_image = job("spec.kamajiEtcd.jobs.etcd", jobs.and_then(|j| j.etcd.as_ref()), ETCD_JOB_IMAGE, &mut errs);
+
+    let cpp = &spec.cluster_api.control_plane_provider;
+    if !cpp.version.starts_with('v') || KubeVersion::parse(&cpp.version).is_none() {
+        errs.push(
+            src.error("spec.clusterApi.controlPlaneProvider.version", format!("`{}` is not a release version", cpp.version))
+                .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.20.0`"),
+        );
+    }
+    let cp_provider_image = image(
+        src,
+        "spec.clusterApi.controlPlaneProvider.image",
+        &cpp.image,
+        Some(&cpp.version),
+        false,
+        &mut errs,
+    );
+    let autoscaler_image = image(src, "spec.clusterAutoscaler.image", &spec.cluster_autoscaler.image, None, false, &mut errs);
+
+    let mut infrastructure_providers = BTreeMap::new();
+    for (name, ver) in &spec.cluster_api.infrastructure_providers {
+        let field = format!("spec.clusterApi.infrastructureProviders.{name}");
+        match name.as_str() {
+            "proxmox" => {
+                infrastructure_providers.insert(Provider::Proxmox, ver.clone());
+            }
+            other => errs.push(
+                src.error(&field, format!("unknown infrastructure provider `{other}`"))
+                    .with_hint("supported providers: proxmox"),
+            ),
+        }
+        if !ver.starts_with('v') || KubeVersion::parse(ver).is_none() {
+            errs.push(
+                src.error(&field, format!("`{ver}` is not a release version"))
+                    .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.9.0`"),
+            );
+        }
+    }
+
+    let mut vip_pools = Vec::new();
+    if let Some(lb) = &spec.load_balancer {
+        for (i, pool) in lb.pools.iter().enumerate() {
+            match parse_range(pool) {
+                Some(r) => vip_pools.push(r),
+                None => errs.push(
+                    src.error(&format!("spec.loadBalancer.pools[{i}]"), format!("`{pool}` is not an address range"))
+                        .with_hint("write `FIRST-LAST` (e.g. `10.0.4.100-10.0.4.199`) or a CIDR (e.g. `10.0.4.0/24`), of one IP family, first <= last"),
+                ),
+            }
+        }
+    }
+
+    for (i, ds) in spec.data_stores.iter().enumerate() {
+        if !is_dns1123_subdomain(ds) {
+            errs.push(
+                src.error(&format!("spec.dataStores[{i}]"), format!("`{ds}` is not a valid DataStore name"))
+                    .with_hint("lower-case letters, digits, `-` and `.`"),
+            );
+        }
+    }
+
+    let branch_prefix = spec
+        .git
+        .as_ref()
+        .and_then(|g| g.branch_prefix.clone())
+        .unwrap_or_else(|| "kaas/".into());
+    let author = spec
+        .git
+        .as_ref()
+        .and_then(|g| g.author.as_ref())
+        .map(|a| (a.name.clone(), a.email.clone()));
+
+    let source_namespace = spec
+        .flux
+        .source_ref
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "flux-system".into());
+    if !is_dns1123_label(&source_namespace) {
+        errs.push(src.error("spec.flux.sourceRef.namespace", "not a valid namespace name"));
+    }
+
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Platform {
+        name: file.metadata.name.clone(),
+        source_kind: spec.flux.source_ref.kind.clone(),
+        source_name: spec.flux.source_ref.name.clone(),
+        source_namespace,
+        interval,
+        kamaji_namespace,
+        kamaji_chart,
+        kamaji_image,
+        default_datastore_replicas: spec
+            .kamaji
+            .default_data_store
+            .as_ref()
+            .and_then(|d| d.replicas)
+            .unwrap_or(3),
+        min_kubernetes: min.expect("checked above"),
+        max_kubernetes: max.expect("checked above"),
+        etcd_chart,
+        etcd_image,
+        etcd_cfssl_image,
+        etcd_kubectl_image,
+        etcd_job_image,
+        contract: spec.cluster_api.contract.unwrap_or(Contract::V1beta2),
+        cp_provider_version: cpp.version.clone(),
+        cp_provider_replicas: cpp.replicas.unwrap_or(2),
+        cp_provider_image,
+        infrastructure_providers,
+        autoscaler_chart,
+        autoscaler_image,
+        vip_pools,
+        data_stores: spec.data_stores.iter().cloned().collect(),
+        insecure_registries: spec
+            .registries
+            .as_ref()
+            .map(|r| r.insecure.clone())
+            .unwrap_or_default(),
+        branch_prefix,
+        author,
+    })
+}
+
+/// Checks `apiVersion` and `kind`.
+pub fn header(src: &Source, api_version: &str, kind: &str, want: &str, errs: &mut Vec<Diagnostic>) {
+    if api_version != API_VERSION {
+        errs.push(
+            src.error("apiVersion", format!("unsupported apiVersion `{api_version}`"))
+                .with_hint(format!("write `apiVersion: {API_VERSION}`")),
+        );
+    }
+    if kind != want {
+        errs.push(
+            src.error("kind", format!("expected kind `{want}`, found `{kind}`"))
+                .with_hint(format!("write `kind: {want}`")),
+        );
+    }
+}
+
+/// Parses a Kubernetes version field, refusing YAML numbers with a hint to quote them.
+pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>) -> Option<KubeVersion> {
+    if let Some(s) = src.scalar(field)
+        && s.plain
+        && s.text.parse::<f64>().is_ok()
+    {
+        errs.push(
+            src.error(field, format!("the version `{}` is a YAML number, not a string", s.text))
+                .with_hint(format!(
+                    "quote it and give all three parts: `\"v{}.0\"`; YAML reads `1.30` as the float 1.3",
+                    s.text
+                )),
+        );
+        return None;
+    }
+    let parsed = KubeVersion::parse(text);
+    if parsed.is_none() {
+        errs.push(
+            src.error(field, format!("`{text}` is not a Kubernetes version"))
+                .with_hint("write `vMAJOR.MINOR.PATCH`, e.g. `v1.33.4`"),
+        );
+    }
+    parsed
+}
+
+fn chart(src: &Source, field: &str, name: &'static str, c: &raw::Chart, errs: &mut Vec<Diagnostic>) -> Chart {
+    let ok = ["https://", "http://", "oci://"]
+        .iter()
+        .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());
+    if !ok {
+        errs.push(
+            src.error(&format!("{field}.repository"), format!("`{}` is not a Helm repository URL", c.repository))
+                .with_hint("write an `https://` Helm repository or an `oci://` registry path"),
+        );
+    }
+    if c.version.trim().is_empty() {
+        errs.push(src.error(&format!("{field}.version"), "empty chart version").with_hint("write a version such as `0.17.0`"));
+    }
+    Chart {
+        name,
+        repository: c.repository.trim_end_matches('/').to_string(),
+        version: c.version.clone(),
+    }
+}
+
+fn image(
+    src: &Source,
+    field: &str,
+    img: &raw::Image,
+    default_tag: Option<&str>,
+    policy_allowed: bool,
+    errs: &mut Vec<Diagnostic>,
+) -> ImageSpec {
+    if !is_repository(&img.repository) {
+        errs.push(
+            src.error(&format!("{field}.repository"), format!("`{}` is not an image repository", img.repository))
+                .with_hint("write `registry/path/name` in lower case without tag or digest, e.g. `docker.io/clastix/kamaji`"),
+        );
+    }
+    if let Some(tag) = &img.tag
+        && !is_tag(tag)
+    {
+        errs.push(
+            src.error(&format!("{field}.tag"), format!("`{tag}` is not an image tag"))
+                .with_hint("a tag is up to 128 letters, digits, `_`, `.`, `-`, not starting with `.` or `-`; digests come from `kaas.lock`"),
+        );
+    }
+    let policy = img.tag_policy.as_ref().map(|p| TagPolicy {
+        pattern: p.pattern,
+        exclude: p.exclude.clone(),
+    });
+    match (&img.tag, &policy) {
+        (Some(_), Some(_)) => errs.push(
+            src.error(&format!("{field}.tagPolicy"), "`tag` and `tagPolicy` are exclusive")
+                .with_hint("keep `tag` to pin one tag, or `tagPolicy` to let `pin --update` pick the newest"),
+        ),
+        (None, None) if default_tag.is_none() => errs.push(
+            src.error(field, "the image has no `tag`")
+                .with_hint(if policy_allowed { "add `tag: ...` or `tagPolicy: {pattern: edge}`" } else { "add `tag: ...`" }),
+        ),
+        (None, Some(_)) if !policy_allowed => errs.push(
+            src.error(&format!("{field}.tagPolicy"), "a tag policy is only supported for the Kamaji image")
+                .with_hint("pin this image with `tag: ...`"),
+        ),
+        _ => {}
+    }
+    ImageSpec {
+        repository: img.repository.clone(),
+        tag: img.tag.clone().or_else(|| {
+            if policy.is_none() {
+                default_tag.map(str::to_string)
+            } else {
+                None
+            }
+        }),
+        policy,
+        field: field.to_string(),
+    }
+}
+
+fn is_repository(s: &str) -> bool {
+    !s.is_empty()
+        && !s.contains('@')
+        && !s.rsplit('/').next().unwrap_or("").contains(':')
+        && s.split('/').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_' | b':'))
+        })
+}
+
+fn is_tag(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 128
+        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// A Go duration as Flux accepts it: `10m`, `1h30m`, `5s`.
+fn is_duration(s: &str) -> bool {
+    let mut rest = s;
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return false;
+        }
+        rest = &rest[digits..];
+        let unit = ["ms", "s", "m", "h"].into_iter().find(|u| rest.starts_with(u));
+        match unit {
+            Some(u) => rest = &rest[u.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// `a-b` (inclusive) or a CIDR, as an inclusive range of one family.
+pub fn parse_range(s: &str) -> Option<(IpAddr, IpAddr)> {
+    if let Some((a, b)) = s.split_once('-') {
+        let a: IpAddr = a.trim().parse().ok()?;
+        let b: IpAddr = b.trim().parse().ok()?;
+        return (a.is_ipv4() == b.is_ipv4() && a <= b).then_some((a, b));
+    }
+    let net: ipnet::IpNet = s.trim().parse().ok()?;
+    Some(match net {
+        // Skip the network and broadcast addresses of IPv4 networks larger than /31.
+        ipnet::IpNet::V4(n) if n.prefix_len() < 31 => (
+            IpAddr::V4(u32::from(n.network()).checked_add(1)?.into()),
+            IpAddr::V4(u32::from(n.broadcast()).checked_sub(1)?.into()),
+        ),
+        n => (n.network(), n.broadcast()),
+    })
+}

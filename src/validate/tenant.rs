@@ -1,0 +1,473 @@
+//! One `tenants/<name>.yaml` -> `model::Tenant`, collecting every problem of the file.
+//! Rules that need the other tenants (uniqueness, VIPs) are in `fleet`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::{
+    AddressType, CgroupDriver, Component, DataStore, Infrastructure, Platform, Pool, PoolSize,
+    Provider, ProxmoxCluster, ProxmoxMachine, ServiceType, Tenant,
+};
+use crate::spec::load::Loaded;
+use crate::spec::raw::{self, TenantFile};
+use crate::spec::source::Source;
+use crate::validate::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
+use crate::validate::platform::{header, version};
+
+/// The longest tenant name: room for `-autoscaler` within Helm's 53-character release names.
+pub const MAX_NAME: usize = 40;
+/// `<tenant>-<pool>` is a MachineDeployment name; machines add `-xxxxx-yyyyy` and must stay
+/// within a 63-character hostname.
+const MAX_POOL_OBJECT: usize = 51;
+
+/// Builds one tenant. `file_stem` is the file name without `.yaml`.
+pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform) -> Result<Tenant, Vec<Diagnostic>> {
+    let src = &loaded.source;
+    let file = &loaded.value;
+    let spec = &file.spec;
+    let mut errs = Vec::new();
+    header(src, &file.api_version, &file.kind, "Tenant", &mut errs);
+
+    let name = file.metadata.name.clone();
+    name_rules(src, &name, file_stem, platform, &mut errs);
+    labels(src, "metadata.labels", &file.metadata.labels, &mut errs);
+
+    let version = version(src, "spec.kubernetes.version", &spec.kubernetes.version, &mut errs);
+    if let Some(v) = version
+        && (v < platform.min_kubernetes || v > platform.max_kubernetes)
+    {
+        errs.push(
+            src.error("spec.kubernetes.version", format!("Kubernetes {v} is outside the platform's supported range"))
+                .with_hint(format!(
+                    "kaas.yaml supports {} to {}",
+                    platform.min_kubernetes, platform.max_kubernetes
+                )),
+        );
+    }
+
+    let cp = &spec.control_plane;
+    let cp_replicas = cp.replicas.unwrap_or(2);
+    if cp_replicas == 0 {
+        errs.push(src.error("spec.controlPlane.replicas", "a control plane needs at least 1 replica").with_hint("use 2 or more for availability"));
+    }
+    let datastore = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
+
+    let endpoint = cp.endpoint.clone().unwrap_or_default();
+    let vip = endpoint.host.as_ref().and_then(|h| match h.parse::<IpAddr>() {
+        Ok(ip) => Some(ip),
+        Err(_) => {
+            errs.push(
+                src.error("spec.controlPlane.endpoint.host", format!("`{h}` is not an IP address"))
+                    .with_hint("write the VIP as an IPv4 or IPv6 address, or leave it out to get one from the platform's pool"),
+            );
+            None
+        }
+    });
+    let port = endpoint.port.unwrap_or(6443);
+    if port == 0 {
+        errs.push(src.error("spec.controlPlane.endpoint.port", "port 0 is not a port").with_hint("use 1-65535; the default is 6443"));
+    }
+    let service = cp.service.clone().unwrap_or_default();
+    labels_like(src, "spec.controlPlane.service.annotations", &service.annotations, &mut errs);
+    let addons = cp.addons.clone().unwrap_or_default();
+    let kubelet = cp.kubelet.clone().unwrap_or_default();
+
+    let pods = cidrs(src, "spec.network.pods", spec.network.pods.as_ref(), "192.168.0.0/16", &mut errs);
+    let services = cidrs(src, "spec.network.services", spec.network.services.as_ref(), "10.96.0.0/12", &mut errs);
+    for (i, p) in pods.iter().enumerate() {
+        for s in &services {
+            if overlaps(p, s) {
+                errs.push(
+                    src.error(&format!("spec.network.pods[{i}]"), format!("pod CIDR `{p}` overlaps service CIDR `{s}`"))
+                        .with_hint("choose pod and service ranges that do not overlap, e.g. pods 192.168.0.0/16 and services 10.96.0.0/12"),
+                );
+            }
+        }
+    }
+
+    let infrastructure = infrastructure(src, &spec.infrastructure, platform, &mut errs);
+    let pools = pools(src, &name, spec, &mut errs);
+
+    for (i, g) in spec.access.admin_groups.iter().enumerate() {
+        if g.trim().is_empty() {
+            errs.push(src.error(&format!("spec.access.adminGroups[{i}]"), "empty group name"));
+        }
+    }
+    for (i, k) in spec.ssh_authorized_keys.iter().enumerate() {
+        let kind = k.split_whitespace().next().unwrap_or("");
+        if !(kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-")) || k.split_whitespace().count() < 2 {
+            errs.push(
+                src.error(&format!("spec.sshAuthorizedKeys[{i}]"), "not an SSH public key")
+                    .with_hint("paste one line of an `.pub` file: `ssh-ed25519 AAAA... comment`"),
+            );
+        }
+    }
+
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Tenant {
+        name,
+        source_path: src.path.clone(),
+        labels: file.metadata.labels.clone(),
+        version: version.expect("checked above"),
+        cp_replicas,
+        datastore: datastore.expect("checked above"),
+        vip,
+        vip_allocated: false,
+        port,
+        service_type: service.kind.unwrap_or(ServiceType::LoadBalancer),
+        service_annotations: service.annotations,
+        core_dns: addons.core_dns.unwrap_or(true),
+        kube_proxy: addons.kube_proxy.unwrap_or(true),
+        konnectivity: addons.konnectivity.unwrap_or(true),
+        api_server: component(cp.api_server.as_ref()),
+        controller_manager: component(cp.controller_manager.as_ref()),
+        scheduler: component(cp.scheduler.as_ref()),
+        cgroup_driver: kubelet.cgroup_driver.unwrap_or(CgroupDriver::Systemd),
+        preferred_address_types: kubelet.preferred_address_types.unwrap_or_else(|| {
+            vec![AddressType::InternalIp, AddressType::ExternalIp, AddressType::Hostname]
+        }),
+        pods,
+        services,
+        infrastructure: infrastructure.expect("checked above"),
+        pools: pools.into_iter().map(|p| with_machine(p, spec)).collect(),
+        admin_groups: spec.access.admin_groups.clone(),
+        ssh_authorized_keys: spec.ssh_authorized_keys.clone(),
+    })
+}
+
+fn name_rules(src: &Source, name: &str, stem: &str, platform: &Platform, errs: &mut Vec<Diagnostic>) {
+    let field = "metadata.name";
+    if !is_dns1035(name) {
+        errs.push(
+            src.error(field, format!("`{name}` is not a DNS-1035 label"))
+                .with_hint("use lower-case letters, digits and `-`, starting with a letter and not ending with `-` (Kamaji validates TenantControlPlane names this way)"),
+        );
+    }
+    if name.len() > MAX_NAME {
+        errs.push(
+            src.error(field, format!("`{name}` is {} characters long; the limit is {MAX_NAME}", name.len()))
+                .with_hint("derived names such as `<name>-autoscaler` must stay within Helm's 53-character release names"),
+        );
+    }
+    if name != stem {
+        errs.push(
+            src.error(field, format!("`metadata.name` is `{name}` but the file is `{stem}.yaml`"))
+                .with_hint(format!("rename the file to `tenants/{name}.yaml` or set `name: {stem}`")),
+        );
+    }
+    let mut reserved: BTreeSet<String> = ["platform", "default", "flux-system", "kamaji-system", "cert-manager"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    reserved.insert(platform.kamaji_namespace.clone());
+    reserved.insert(platform.source_namespace.clone());
+    for p in platform.infrastructure_providers.keys() {
+        reserved.insert(Platform::provider_namespace(*p).to_string());
+    }
+    if reserved.contains(name) || name.starts_with("kube-") || name.starts_with("capi-") {
+        errs.push(
+            src.error(field, format!("`{name}` is reserved"))
+                .with_hint("a tenant's name is its namespace; `platform`, `default`, `kube-*`, `capi-*` and the platform's namespaces are taken"),
+        );
+    }
+}
+
+fn labels(src: &Source, field: &str, labels: &BTreeMap<String, String>, errs: &mut Vec<Diagnostic>) {
+    for (k, v) in labels {
+        let f = format!("{field}.{k}");
+        if let Some(why) = label_key_problem(k) {
+            errs.push(src.error(&f, format!("invalid label key `{k}`")).with_hint(why));
+        }
+        if let Some(why) = label_value_problem(v) {
+            errs.push(src.error(&f, format!("invalid label value `{v}`")).with_hint(why));
+        }
+    }
+}
+
+fn labels_like(src: &Source, field: &str, annotations: &BTreeMap<String, String>, errs: &mut Vec<Diagnostic>) {
+    for k in annotations.keys() {
+        if let Some(why) = label_key_problem(k) {
+            errs.push(src.error(&format!("{field}.{k}"), format!("invalid annotation key `{k}`")).with_hint(why));
+        }
+    }
+}
+
+fn datastore(src: &Source, ds: Option<&raw::DataStore>, platform: &Platform, errs: &mut Vec<Diagnostic>) -> Option<DataStore> {
+    let field = "spec.controlPlane.dataStore";
+    let dedicated = |d: &raw::Dedicated, errs: &mut Vec<Diagnostic>| {
+        let replicas = d.replicas.unwrap_or(3);
+        if replicas == 0 || replicas % 2 == 0 {
+            errs.push(
+                src.error(&format!("{field}.dedicated.replicas"), format!("{replicas} etcd members cannot keep a quorum well"))
+                    .with_hint("use 1 or an odd number (3, 5)"),
+            );
+        }
+        let storage = d.storage.as_ref().map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
+        if !is_quantity(&storage) {
+            errs.push(
+                src.error(&format!("{field}.dedicated.storage"), format!("`{storage}` is not a storage size"))
+                    .with_hint("write a Kubernetes quantity such as `10Gi`"),
+            );
+        }
+        DataStore::Dedicated {
+            replicas,
+            storage,
+            storage_class: d.storage_class.clone(),
+        }
+    };
+    match ds {
+        None => Some(dedicated(&raw::Dedicated::default(), errs)),
+        Some(raw::DataStore { dedicated: Some(d), shared: None }) => Some(dedicated(d, errs)),
+        Some(raw::DataStore { dedicated: None, shared: Some(name) }) => {
+            if platform.data_stores.contains(name) {
+                Some(DataStore::Shared(name.clone()))
+            } else {
+                let known: Vec<_> = platform.data_stores.iter().map(|s| format!("`{s}`")).collect();
+                errs.push(
+                    src.error(&format!("{field}.shared"), format!("the platform declares no DataStore `{name}`"))
+                        .with_hint(if known.is_empty() {
+                            "kaas.yaml `spec.dataStores` is empty; add it there or use `dedicated: {}`".to_string()
+                        } else {
+                            format!("declared in kaas.yaml `spec.dataStores`: {}", known.join(", "))
+                        }),
+                );
+                None
+            }
+        }
+        Some(_) => {
+            errs.push(
+                src.error(field, "give exactly one of `dedicated` or `shared`")
+                    .with_hint("`dedicated: {}` for an own etcd, or `shared: <name>` for a platform DataStore"),
+            );
+            None
+        }
+    }
+}
+
+fn is_quantity(s: &str) -> bool {
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &s[digits.len()..];
+    !digits.is_empty()
+        && digits.parse::<f64>().is_ok_and(|v| v > 0.0)
+        && ["", "Ki", "Mi", "Gi", "Ti", "Pi", "k", "M", "G", "T", "P"].contains(&suffix)
+}
+
+fn cidrs(src: &Source, field: &str, given: Option<&Vec<String>>, default: &str, errs: &mut Vec<Diagnostic>) -> Vec<String> {
+    let list = given.cloned().unwrap_or_else(|| vec![default.to_string()]);
+    if list.is_empty() {
+        errs.push(src.error(field, "empty CIDR list").with_hint(format!("leave the field out for the default `{default}`")));
+    }
+    let mut parsed: Vec<IpNet> = Vec::new();
+    for (i, c) in list.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        match c.parse::<IpNet>() {
+            Ok(n) if n.trunc() == n => {
+                if let Some(o) = parsed.iter().find(|p| overlaps(&p.to_string(), c)) {
+                    errs.push(src.error(&f, format!("`{c}` overlaps `{o}` in the same list")).with_hint("list disjoint ranges"));
+                }
+                parsed.push(n);
+            }
+            Ok(n) => errs.push(
+                src.error(&f, format!("`{c}` has host bits set"))
+                    .with_hint(format!("did you mean `{}`?", n.trunc())),
+            ),
+            Err(_) => errs.push(
+                src.error(&f, format!("`{c}` is not a CIDR"))
+                    .with_hint("write an address and prefix length, e.g. `10.244.0.0/16`"),
+            ),
+        }
+    }
+    list
+}
+
+fn overlaps(a: &str, b: &str) -> bool {
+    match (a.parse::<IpNet>(), b.parse::<IpNet>()) {
+        (Ok(a), Ok(b)) => a.contains(&b.network()) || b.contains(&a.network()),
+        _ => false,
+    }
+}
+
+fn infrastructure(src: &Source, infra: &raw::Infrastructure, platform: &Platform, errs: &mut Vec<Diagnostic>) -> Option<Infrastructure> {
+    let field = "spec.infrastructure";
+    if !platform.infrastructure_providers.contains_key(&infra.provider) {
+        errs.push(
+            src.error(&format!("{field}.provider"), format!("the platform does not install the `{}` provider", infra.provider.as_str()))
+                .with_hint(format!(
+                    "add it to kaas.yaml `spec.clusterApi.infrastructureProviders` (e.g. `{}: v0.9.0`)",
+                    infra.provider.as_str()
+                )),
+        );
+    }
+    match infra.provider {
+        Provider::Proxmox => {
+            let Some(p) = &infra.proxmox else {
+                errs.push(
+                    src.error(field, "`provider: proxmox` needs a `proxmox:` block")
+                        .with_hint("add `proxmox: {sourceNode: ..., templateID: ..., dnsServers: [...]}`"),
+                );
+                return None;
+            };
+            if p.dns_servers.is_empty() {
+                errs.push(src.error(&format!("{field}.proxmox.dnsServers"), "at least one DNS server is required"));
+            }
+            for (i, d) in p.dns_servers.iter().enumerate() {
+                if d.parse::<IpAddr>().is_err() {
+                    errs.push(
+                        src.error(&format!("{field}.proxmox.dnsServers[{i}]"), format!("`{d}` is not an IP address"))
+                            .with_hint("list the DNS servers' IP addresses"),
+                    );
+                }
+            }
+            let ipv4 = p.ipv4.as_ref().map(|v| {
+                for (i, a) in v.addresses.iter().enumerate() {
+                    let ok = crate::validate::platform::parse_range(a).is_some_and(|(x, _)| x.is_ipv4());
+                    if !ok {
+                        errs.push(
+                            src.error(&format!("{field}.proxmox.ipv4.addresses[{i}]"), format!("`{a}` is not an IPv4 range"))
+                                .with_hint("write `FIRST-LAST` or a CIDR, e.g. `10.0.5.10-10.0.5.60`"),
+                        );
+                    }
+                }
+                if v.gateway.parse::<std::net::Ipv4Addr>().is_err() {
+                    errs.push(src.error(&format!("{field}.proxmox.ipv4.gateway"), format!("`{}` is not an IPv4 address", v.gateway)));
+                }
+                if v.prefix == 0 || v.prefix > 32 {
+                    errs.push(src.error(&format!("{field}.proxmox.ipv4.prefix"), format!("{} is not an IPv4 prefix length", v.prefix)).with_hint("use 1-32, e.g. 24"));
+                }
+                (v.addresses.clone(), v.gateway.clone(), v.prefix)
+            });
+            if let Some(s) = &p.credentials_secret
+                && !is_dns1123_label(s)
+            {
+                errs.push(src.error(&format!("{field}.proxmox.credentialsSecret"), format!("`{s}` is not a Secret name")));
+            }
+            Some(Infrastructure::Proxmox(ProxmoxCluster {
+                dns_servers: p.dns_servers.clone(),
+                allowed_nodes: if p.allowed_nodes.is_empty() {
+                    vec![p.source_node.clone()]
+                } else {
+                    p.allowed_nodes.clone()
+                },
+                ipv4,
+                credentials_secret: p.credentials_secret.clone(),
+            }))
+        }
+    }
+}
+
+fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diagnostic>) -> Vec<Pool> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (i, w) in spec.workers.iter().enumerate() {
+        let f = format!("spec.workers[{i}]");
+        if !is_dns1123_label(&w.name) {
+            errs.push(
+                src.error(&format!("{f}.name"), format!("`{}` is not a DNS-1123 label", w.name))
+                    .with_hint("lower-case letters, digits and `-`, e.g. `md-0`"),
+            );
+        }
+        if !seen.insert(w.name.clone()) {
+            errs.push(src.error(&format!("{f}.name"), format!("a second pool named `{}`", w.name)).with_hint("pool names are unique in a tenant"));
+        }
+        let object = format!("{tenant}-{}", w.name);
+        if object.len() > MAX_POOL_OBJECT {
+            errs.push(
+                src.error(&format!("{f}.name"), format!("`{object}` is {} characters; pool objects allow {MAX_POOL_OBJECT}", object.len()))
+                    .with_hint("machine names append `-xxxxx-yyyyy` and must fit a 63-character hostname: shorten the pool name"),
+            );
+        }
+        let size = match (w.replicas, &w.autoscaling) {
+            (Some(_), Some(_)) => {
+                errs.push(
+                    src.error(&format!("{f}.autoscaling"), "`replicas` and `autoscaling` are exclusive")
+                        .with_hint("keep `replicas` for a fixed size, or `autoscaling: {min, max}` and no `replicas`"),
+                );
+                PoolSize::Fixed(0)
+            }
+            (Some(r), None) => PoolSize::Fixed(r),
+            (None, None) => PoolSize::Fixed(1),
+            (None, Some(a)) => {
+                if a.min > a.max {
+                    errs.push(
+                        src.error(&format!("{f}.autoscaling.min"), format!("`autoscaling.min` ({}) is greater than `autoscaling.max` ({})", a.min, a.max))
+                            .with_hint("min must be at most max"),
+                    );
+                }
+                if a.max == 0 {
+                    errs.push(src.error(&format!("{f}.autoscaling.max"), "`autoscaling.max` is 0").with_hint("max must be at least 1"));
+                }
+                if a.min == 0 && (w.machine.cpus.is_none() || w.machine.memory_mib.is_none()) {
+                    errs.push(
+                        src.error(&format!("{f}.machine"), "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`")
+                            .with_hint("cluster-autoscaler sizes an empty pool from the capacity annotations rendered from them"),
+                    );
+                }
+                PoolSize::Autoscaled { min: a.min, max: a.max }
+            }
+        };
+        labels(src, &format!("{f}.labels"), &w.labels, errs);
+        for (j, t) in w.taints.iter().enumerate() {
+            if let Some(why) = label_key_problem(&t.key) {
+                errs.push(src.error(&format!("{f}.taints[{j}].key"), format!("invalid taint key `{}`", t.key)).with_hint(why));
+            }
+        }
+        if w.proxmox.is_some() && spec.infrastructure.provider != Provider::Proxmox {
+            errs.push(src.error(&format!("{f}.proxmox"), "a `proxmox` override on a pool of another provider"));
+        }
+        let m = &w.machine;
+        out.push(Pool {
+            name: w.name.clone(),
+            size,
+            cpus: m.cpus.unwrap_or(2),
+            memory_mib: m.memory_mib.unwrap_or(4096),
+            disk_gib: m.disk_gib.unwrap_or(40),
+            labels: w.labels.clone(),
+            taints: w.taints.iter().map(|t| (t.key.clone(), t.value.clone(), t.effect)).collect(),
+            proxmox: None,
+        });
+    }
+    out
+}
+
+/// Merges the provider block with the pool's override.
+fn with_machine(mut pool: Pool, spec: &raw::TenantSpec) -> Pool {
+    if let Some(p) = &spec.infrastructure.proxmox {
+        let o = spec
+            .workers
+            .iter()
+            .find(|w| w.name == pool.name)
+            .and_then(|w| w.proxmox.clone())
+            .unwrap_or_default();
+        let allowed = o.allowed_nodes.unwrap_or_else(|| {
+            if p.allowed_nodes.is_empty() {
+                vec![p.source_node.clone()]
+            } else {
+                p.allowed_nodes.clone()
+            }
+        });
+        pool.proxmox = Some(ProxmoxMachine {
+            source_node: o.source_node.unwrap_or_else(|| p.source_node.clone()),
+            template_id: o.template_id.unwrap_or(p.template_id),
+            bridge: o.bridge.or_else(|| p.bridge.clone()).unwrap_or_else(|| "vmbr0".into()),
+            allowed_nodes: allowed,
+        });
+    }
+    pool
+}
+
+fn component(c: Option<&raw::Component>) -> Component {
+    let Some(c) = c else {
+        return Component::default();
+    };
+    let map = |m: &BTreeMap<String, raw::Quantity>| m.iter().map(|(k, v)| (k.clone(), v.as_string())).collect();
+    Component {
+        extra_args: c.extra_args.clone(),
+        requests: c.resources.as_ref().map(|r| map(&r.requests)).unwrap_or_default(),
+        limits: c.resources.as_ref().map(|r| map(&r.limits)).unwrap_or_default(),
+    }
+}
