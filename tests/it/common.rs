@@ -1,0 +1,147 @@
+//! Helpers shared by the integration tests: a temp repository, the binary, the CRD folder.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The project root (the shipped example repository lives here).
+pub fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A command running the built binary with a clean environment for colour.
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kaas-gitops"));
+    c.env("NO_COLOR", "1").env_remove("KAAS_REPO");
+    c
+}
+
+/// What a command printed and how it exited.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// A repository in a temp dir.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// An empty folder.
+    pub fn empty() -> Repo {
+        Repo { dir: tempfile::tempdir().expect("a temp dir") }
+    }
+
+    /// A copy of the example repository's inputs (kaas.yaml, tenants/, base/), not its output.
+    pub fn example() -> Repo {
+        let repo = Repo::empty();
+        let root = project_root();
+        copy_tree(&root.join("kaas.yaml"), &repo.path().join("kaas.yaml"));
+        copy_tree(&root.join("tenants"), &repo.path().join("tenants"));
+        copy_tree(&root.join("base"), &repo.path().join("base"));
+        repo
+    }
+
+    /// The repository's path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file (creating folders).
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    /// Reads a file.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    /// Runs the binary with `--repo <this>` and `args`.
+    #[track_caller]
+    pub fn run(&self, args: &[&str]) -> Run {
+        bin().arg("--repo").arg(self.path()).args(args).output().expect("the binary runs").into()
+    }
+
+    /// Every file under the repository (relative path -> bytes), excluding `.git`.
+    pub fn snapshot(&self) -> std::collections::BTreeMap<String, Vec<u8>> {
+        let mut out = std::collections::BTreeMap::new();
+        walk(self.path(), self.path(), &mut out);
+        out
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n == ".git") {
+            continue;
+        }
+        if p.is_dir() {
+            walk(root, &p, out);
+        } else {
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            out.insert(rel, std::fs::read(&p).unwrap());
+        }
+    }
+}
+
+/// Copies a file or folder.
+pub fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        }
+    } else {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+/// The folder of upstream CRDs: `KAAS_CRDS` (must exist when set), else `../shared/crds`.
+/// `None` only when neither is there, after saying loudly that the test is skipped.
+pub fn crds_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("KAAS_CRDS") {
+        let dir = PathBuf::from(dir);
+        assert!(dir.is_dir(), "KAAS_CRDS={} does not exist", dir.display());
+        return Some(dir);
+    }
+    let dir = project_root().join("../shared/crds");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    eprintln!("\n!!! SKIPPED: no CRDs (KAAS_CRDS unset and ../shared/crds missing); CRD validation did not run !!!\n");
+    None
+}
+
+/// `kubectl kustomize DIR`, which has kustomize v5 built in.
+pub fn kustomize(dir: &Path) -> Run {
+    Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl is installed (.ci/run installs it)")
+        .into()
+}

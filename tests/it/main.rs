@@ -1,0 +1,4 @@
+//! The one integration test binary: real binaries, real files, real kustomize.
+
+mod common;
+mod render;
