@@ -127,10 +127,7 @@ impl Diagnostic {
             message.push(')');
         }
         // GitHub's workflow-command escaping.
-        let message = message
-            .replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A");
+        let message = message.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
         if props.is_empty() {
             format!("::{level}::{message}")
         } else {
@@ -191,7 +188,5 @@ impl fmt::Display for Diagnostic {
 
 /// Sorts diagnostics for output: by file, position, then message, so runs print identically.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
-    diagnostics.sort_by(|a, b| {
-        (&a.file, &a.location, &a.message).cmp(&(&b.file, &b.location, &b.message))
-    });
+    diagnostics.sort_by(|a, b| (&a.file, &a.location, &a.message).cmp(&(&b.file, &b.location, &b.message)));
 }

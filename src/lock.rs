@@ -86,11 +86,7 @@ impl Lock {
         for v in file.vips {
             lock.vips.insert(v.tenant, v.address);
         }
-        if problems.is_empty() {
-            Ok(lock)
-        } else {
-            Err(problems)
-        }
+        if problems.is_empty() { Ok(lock) } else { Err(problems) }
     }
 
     /// The digest pinned for `image:tag`.
@@ -150,10 +146,8 @@ mod tests {
     fn round_trips_sorted() {
         let mut lock = Lock::default();
         let d = format!("sha256:{}", "a".repeat(64));
-        lock.images
-            .insert(("z.io/b".into(), "v2".into()), d.clone());
-        lock.images
-            .insert(("a.io/a".into(), "v1".into()), d.clone());
+        lock.images.insert(("z.io/b".into(), "v2".into()), d.clone());
+        lock.images.insert(("a.io/a".into(), "v1".into()), d.clone());
         lock.vips.insert("web".into(), "10.0.0.2".parse().unwrap());
         let bytes = lock.to_bytes();
         let text = String::from_utf8(bytes.clone()).unwrap();

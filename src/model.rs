@@ -6,9 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 
-pub use crate::spec::raw::{
-    AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect,
-};
+pub use crate::spec::raw::{AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect};
 
 /// The whole fleet.
 #[derive(Debug, Clone)]
@@ -231,9 +229,7 @@ pub struct Tenant {
 impl Tenant {
     /// Whether any pool autoscales.
     pub fn autoscales(&self) -> bool {
-        self.pools
-            .iter()
-            .any(|p| matches!(p.size, PoolSize::Autoscaled { .. }))
+        self.pools.iter().any(|p| matches!(p.size, PoolSize::Autoscaled { .. }))
     }
 
     /// The name of the DataStore the control plane uses.

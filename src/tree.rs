@@ -65,8 +65,16 @@ impl Plan {
         for (path, old, new) in entries {
             let old = String::from_utf8_lossy(old);
             let new = String::from_utf8_lossy(new);
-            let from = if old.is_empty() { "/dev/null".to_string() } else { format!("a/{path}") };
-            let to = if new.is_empty() { "/dev/null".to_string() } else { format!("b/{path}") };
+            let from = if old.is_empty() {
+                "/dev/null".to_string()
+            } else {
+                format!("a/{path}")
+            };
+            let to = if new.is_empty() {
+                "/dev/null".to_string()
+            } else {
+                format!("b/{path}")
+            };
             let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
             out.push_str(&diff.unified_diff().context_radius(3).header(&from, &to).to_string());
         }
@@ -105,7 +113,9 @@ fn read_if_exists(path: &Path, expected: usize) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("failed to inspect `{}`", path.display())),
-        Ok(m) if !m.is_file() => anyhow::bail!("`{}` is not a regular file; kaas-gitops owns this path", path.display()),
+        Ok(m) if !m.is_file() => {
+            anyhow::bail!("`{}` is not a regular file; kaas-gitops owns this path", path.display())
+        }
         Ok(m) if m.len() != expected as u64 => {
             // Different size: certainly different content; read it only for the diff.
             Ok(Some(fs_err::read(path)?))
@@ -193,7 +203,8 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
     }
     for d in dirs {
         if let Ok(f) = std::fs::File::open(&d) {
-            f.sync_all().with_context(|| format!("failed to sync `{}`", d.display()))?;
+            f.sync_all()
+                .with_context(|| format!("failed to sync `{}`", d.display()))?;
         }
     }
     Ok(())

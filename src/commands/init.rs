@@ -9,18 +9,20 @@ use crate::commands::{ExitStatus, Printer};
 const FILES: [(&str, &str); 5] = [
     ("kaas.yaml", include_str!("templates/kaas.yaml")),
     ("tenants/example.yaml", include_str!("templates/example.yaml")),
-    ("base/platform/kustomization.yaml", include_str!("templates/base-kustomization.yaml")),
-    ("base/tenant/kustomization.yaml", include_str!("templates/base-kustomization.yaml")),
+    (
+        "base/platform/kustomization.yaml",
+        include_str!("templates/base-kustomization.yaml"),
+    ),
+    (
+        "base/tenant/kustomization.yaml",
+        include_str!("templates/base-kustomization.yaml"),
+    ),
     (".gitignore", include_str!("templates/gitignore")),
 ];
 
 /// Runs `init`.
 pub fn run(printer: &Printer, dir: &Path) -> Result<ExitStatus> {
-    let existing: Vec<&str> = FILES
-        .iter()
-        .map(|(p, _)| *p)
-        .filter(|p| dir.join(p).exists())
-        .collect();
+    let existing: Vec<&str> = FILES.iter().map(|(p, _)| *p).filter(|p| dir.join(p).exists()).collect();
     if !existing.is_empty() {
         printer.status(&format!(
             "error: `{}` already has {}; init never overwrites\n\nhint: run init in an empty folder, or edit the existing files",
@@ -37,9 +39,6 @@ pub fn run(printer: &Printer, dir: &Path) -> Result<ExitStatus> {
         fs_err::write(&target, content)?;
         printer.status(&format!("created {path}"));
     }
-    printer.status(&format!(
-        "\nnext: kaas-gitops --repo {} render",
-        dir.display()
-    ));
+    printer.status(&format!("\nnext: kaas-gitops --repo {} render", dir.display()));
     Ok(ExitStatus::Success)
 }

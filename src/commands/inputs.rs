@@ -71,19 +71,27 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
                 problems.push(
                     Diagnostic::error(format!("`{rel}` ends in `.yml`"))
                         .in_file(rel.clone())
-                        .with_hint(format!("tenant files end in `.yaml`: rename it to `tenants/{}.yaml`", name.trim_end_matches(".yml"))),
+                        .with_hint(format!(
+                            "tenant files end in `.yaml`: rename it to `tenants/{}.yaml`",
+                            name.trim_end_matches(".yml")
+                        )),
                 );
                 continue;
             }
-            let Some(stem) = name.strip_suffix(".yaml") else { continue };
+            let Some(stem) = name.strip_suffix(".yaml") else {
+                continue;
+            };
             let meta = fs_err::symlink_metadata(&path)?;
             if meta.file_type().is_symlink() {
                 let target = fs_err::canonicalize(&path)?;
                 if !target.starts_with(&repo_root) {
                     problems.push(
-                        Diagnostic::error(format!("`{rel}` is a symlink to `{}`, outside the repository", target.display()))
-                            .in_file(rel.clone())
-                            .with_hint("tenant files must live in the repository; copy the file in"),
+                        Diagnostic::error(format!(
+                            "`{rel}` is a symlink to `{}`, outside the repository",
+                            target.display()
+                        ))
+                        .in_file(rel.clone())
+                        .with_hint("tenant files must live in the repository; copy the file in"),
                     );
                     continue;
                 }

@@ -79,7 +79,9 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
     };
     let only = (!select.tenants.is_empty()).then_some(select.tenants.as_slice());
     let (mut tree, owned) = render::render(&validated.model, &images, ctx, only);
-    if validated.lock != lock || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..])) {
+    if validated.lock != lock
+        || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..]))
+    {
         tree.insert(LOCK_PATH.to_string(), validated.lock.to_bytes());
     }
     Ok(Rendered {

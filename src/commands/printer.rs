@@ -66,8 +66,10 @@ impl Printer {
             return text.to_string();
         }
         if let Some(rest) = text.strip_prefix("error:") {
-            format!("\x1b[1;31merror\x1b[0m\x1b[1m:{}\x1b[0m", rest.split_once('\n').map_or(rest, |(a, _)| a))
-                + &rest.split_once('\n').map(|(_, b)| format!("\n{b}")).unwrap_or_default()
+            format!(
+                "\x1b[1;31merror\x1b[0m\x1b[1m:{}\x1b[0m",
+                rest.split_once('\n').map_or(rest, |(a, _)| a)
+            ) + &rest.split_once('\n').map(|(_, b)| format!("\n{b}")).unwrap_or_default()
         } else if let Some(rest) = text.strip_prefix("warning:") {
             format!("\x1b[1;33mwarning\x1b[0m{}", format_args!(":{rest}"))
         } else {

@@ -33,17 +33,22 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     if args.check {
         let drift = !plan.is_empty();
         match args.format {
-            Format::Json => printer.data(&format!("{}\n", json!({
-                "ok": !drift,
-                "drift": plan.paths(),
-                "diagnostics": rendered.warnings,
-            }))),
+            Format::Json => printer.data(&format!(
+                "{}\n",
+                json!({
+                    "ok": !drift,
+                    "drift": plan.paths(),
+                    "diagnostics": rendered.warnings,
+                })
+            )),
             Format::Github => {
                 for d in &rendered.warnings {
                     printer.data(&format!("{}\n", d.github_annotation()));
                 }
                 for p in plan.paths() {
-                    printer.data(&format!("::error file={p}::`{p}` differs from what `kaas-gitops render` writes; run it and commit\n"));
+                    printer.data(&format!(
+                        "::error file={p}::`{p}` differs from what `kaas-gitops render` writes; run it and commit\n"
+                    ));
                 }
             }
             Format::Human => {
@@ -59,7 +64,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
                 }
             }
         }
-        return Ok(if drift { ExitStatus::Failure } else { ExitStatus::Success });
+        return Ok(if drift {
+            ExitStatus::Failure
+        } else {
+            ExitStatus::Success
+        });
     }
     tree::apply(repo, &plan)?;
     match args.format {
@@ -85,7 +94,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
             printer.diagnostics(&rendered.warnings);
             let width = summary.keys().map(String::len).max().unwrap_or(8);
             for (name, (status, files)) in &summary {
-                let detail = if *status == Status::Unchanged { String::new() } else { format!(" ({files} files)") };
+                let detail = if *status == Status::Unchanged {
+                    String::new()
+                } else {
+                    format!(" ({files} files)")
+                };
                 printer.status(&format!("{name:width$}  {}{detail}", status.as_str()));
             }
             if printer.verbose() {

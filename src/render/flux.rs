@@ -76,6 +76,9 @@ pub fn files(model: &Model) -> Tree {
         "kind" => "Kustomization",
         "resources" => resources,
     };
-    tree.insert("flux/kustomization.yaml".into(), yaml::document("kaas.yaml and tenants/", &list));
+    tree.insert(
+        "flux/kustomization.yaml".into(),
+        yaml::document("kaas.yaml and tenants/", &list),
+    );
     tree
 }

@@ -62,10 +62,13 @@ pub fn resolve(platform: &Platform, lock: &Lock, locked: bool) -> (Images, Vec<D
                     tags[0].to_string()
                 } else {
                     diags.push(
-                        Diagnostic::error(format!("`{}` has a tag policy but no pinned tag in kaas.lock", spec.repository))
-                            .in_file("kaas.yaml")
-                            .field(format!("{}.tagPolicy", spec.field))
-                            .with_hint("run `kaas-gitops pin --update` to pick and pin the newest tag"),
+                        Diagnostic::error(format!(
+                            "`{}` has a tag policy but no pinned tag in kaas.lock",
+                            spec.repository
+                        ))
+                        .in_file("kaas.yaml")
+                        .field(format!("{}.tagPolicy", spec.field))
+                        .with_hint("run `kaas-gitops pin --update` to pick and pin the newest tag"),
                     );
                     continue;
                 }

@@ -1,12 +1,12 @@
 //! Model -> desired file tree. Pure: no I/O, no clock, no environment. Tenants render in
 //! parallel; the tree is a sorted map, so the output does not depend on scheduling.
 
+mod flux;
 pub mod images;
 pub mod node;
 mod platform;
 mod tenant;
 mod workers;
-mod flux;
 pub mod yaml;
 
 use std::collections::BTreeMap;
@@ -54,7 +54,14 @@ impl Object {
 pub fn render(model: &Model, images: &Images, ctx: Context, only: Option<&[String]>) -> (Tree, Vec<String>) {
     let mut tree = Tree::new();
     let mut owned = vec!["overlays/platform/".to_string(), "flux/".to_string()];
-    add_dir(&mut tree, "overlays/platform", "kaas.yaml", platform::objects(model, images), ctx.base_platform.then_some("../../base/platform"), None);
+    add_dir(
+        &mut tree,
+        "overlays/platform",
+        "kaas.yaml",
+        platform::objects(model, images),
+        ctx.base_platform.then_some("../../base/platform"),
+        None,
+    );
     for (path, bytes) in flux::files(model) {
         tree.insert(path, bytes);
     }
@@ -110,7 +117,10 @@ fn add_dir(tree: &mut Tree, dir: &str, input: &str, objects: Vec<Object>, base: 
         "namespace" => namespace,
         "resources" => resources,
     };
-    tree.insert(format!("{dir}/kustomization.yaml"), yaml::document(input, &kustomization));
+    tree.insert(
+        format!("{dir}/kustomization.yaml"),
+        yaml::document(input, &kustomization),
+    );
 }
 
 /// `metadata` with a name, an optional namespace and the labels every object carries.

@@ -58,7 +58,11 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     let p = &model.platform;
     let mut out = Vec::new();
     let mut namespaces: Vec<String> = vec![p.kamaji_namespace.clone()];
-    namespaces.extend(p.infrastructure_providers.keys().map(|prov| Platform::provider_namespace(*prov).to_string()));
+    namespaces.extend(
+        p.infrastructure_providers
+            .keys()
+            .map(|prov| Platform::provider_namespace(*prov).to_string()),
+    );
     namespaces.sort();
     namespaces.dedup();
     for ns in namespaces {
@@ -204,8 +208,14 @@ mod tests {
 
     #[test]
     fn repository_names_are_stable_dns_labels() {
-        assert_eq!(repository_name(&chart("https://clastix.github.io/charts")), "clastix-charts");
-        assert_eq!(repository_name(&chart("https://kubernetes.github.io/autoscaler")), "kubernetes-autoscaler");
+        assert_eq!(
+            repository_name(&chart("https://clastix.github.io/charts")),
+            "clastix-charts"
+        );
+        assert_eq!(
+            repository_name(&chart("https://kubernetes.github.io/autoscaler")),
+            "kubernetes-autoscaler"
+        );
         assert_eq!(repository_name(&chart("oci://ghcr.io/clastix/charts")), "ghcr-charts");
         assert_eq!(repository_name(&chart("http://127.0.0.1:8080")), "127");
     }

@@ -87,13 +87,26 @@ fn access(t: &Tenant) -> Vec<Object> {
         "subjects" => subjects,
     };
     vec![
-        Object { kind: "Role", name: name.clone(), body: role },
-        Object { kind: "RoleBinding", name, body: binding },
+        Object {
+            kind: "Role",
+            name: name.clone(),
+            body: role,
+        },
+        Object {
+            kind: "RoleBinding",
+            name,
+            body: binding,
+        },
     ]
 }
 
 fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
-    let DataStore::Dedicated { replicas, storage, storage_class } = &t.datastore else {
+    let DataStore::Dedicated {
+        replicas,
+        storage,
+        storage_class,
+    } = &t.datastore
+    else {
         unreachable!("called for dedicated datastores only")
     };
     let name = format!("{}-etcd", t.name);

@@ -79,7 +79,11 @@ fn machine_template_spec(t: &Tenant, pool: &Pool) -> (&'static str, &'static str
                     },
                 },
             };
-            ("ProxmoxMachineTemplate", "infrastructure.cluster.x-k8s.io/v1alpha2", spec)
+            (
+                "ProxmoxMachineTemplate",
+                "infrastructure.cluster.x-k8s.io/v1alpha2",
+                spec,
+            )
         }
     }
 }
@@ -137,7 +141,14 @@ fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
     }
 }
 
-fn machine_deployment(t: &Tenant, pool: &Pool, name: &str, infra_kind: &str, infra_name: &str, bootstrap_name: &str) -> Object {
+fn machine_deployment(
+    t: &Tenant,
+    pool: &Pool,
+    name: &str,
+    infra_kind: &str,
+    infra_name: &str,
+    bootstrap_name: &str,
+) -> Object {
     let selector = map! {
         "cluster.x-k8s.io/cluster-name" => &t.name,
         "cluster.x-k8s.io/deployment-name" => name,
@@ -199,8 +210,14 @@ fn autoscaler_annotations(pool: &Pool, min: u32, max: u32) -> Node {
         (AUTOSCALER_MIN.to_string(), Node::from(min.to_string())),
         (AUTOSCALER_MAX.to_string(), Node::from(max.to_string())),
         (format!("{CAPACITY}/cpu"), Node::from(pool.cpus.to_string())),
-        (format!("{CAPACITY}/memory"), Node::from(format!("{}Mi", pool.memory_mib))),
-        (format!("{CAPACITY}/ephemeral-disk"), Node::from(format!("{}Gi", pool.disk_gib))),
+        (
+            format!("{CAPACITY}/memory"),
+            Node::from(format!("{}Mi", pool.memory_mib)),
+        ),
+        (
+            format!("{CAPACITY}/ephemeral-disk"),
+            Node::from(format!("{}Gi", pool.disk_gib)),
+        ),
     ];
     if !pool.labels.is_empty() {
         let labels: Vec<String> = pool.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -24,12 +24,9 @@ pub struct Loaded<T> {
 pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>, Vec<Diagnostic>> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(vec![
-            Diagnostic::error(format!(
-                "file is larger than {} KiB",
-                MAX_FILE_BYTES / 1024
-            ))
-            .in_file(path)
-            .with_hint("a spec file is a few dozen lines; is this the right file?"),
+            Diagnostic::error(format!("file is larger than {} KiB", MAX_FILE_BYTES / 1024))
+                .in_file(path)
+                .with_hint("a spec file is a few dozen lines; is this the right file?"),
         ]);
     }
     let text = match std::str::from_utf8(bytes) {
@@ -69,10 +66,7 @@ pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>,
 fn pre_scan(source: &Source) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     for (i, line) in source.text.lines().enumerate() {
-        let indent: String = line
-            .chars()
-            .take_while(|c| *c == ' ' || *c == '\t')
-            .collect();
+        let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
         if let Some(col) = indent.find('\t') {
             let pos = Pos {
                 line: i + 1,
@@ -106,17 +100,11 @@ fn typing_error(source: &Source, e: &serde_saphyr::Error) -> Diagnostic {
     let loc = e.location().map(|l| {
         let line = usize::try_from(l.line()).unwrap_or(1).max(1);
         let column = usize::try_from(l.column()).unwrap_or(1).max(1);
-        source.location(Pos {
-            line,
-            column,
-            len: 1,
-        })
+        source.location(Pos { line, column, len: 1 })
     });
     let raw = e.without_snippet().to_string();
     let message = clean_message(&raw);
-    let mut diagnostic = Diagnostic::error(message.clone())
-        .at(loc)
-        .in_file(source.path.clone());
+    let mut diagnostic = Diagnostic::error(message.clone()).at(loc).in_file(source.path.clone());
     if let Some(hint) = hint_for(&message) {
         diagnostic = diagnostic.with_hint(hint);
     }
@@ -135,7 +123,9 @@ fn hint_for(message: &str) -> Option<String> {
         return Some(format!("valid keys here: {rest}"));
     }
     if message.contains("unknown field") {
-        return Some("this key is not part of the format; check its spelling (`kaas-gitops schema` prints every field)".into());
+        return Some(
+            "this key is not part of the format; check its spelling (`kaas-gitops schema` prints every field)".into(),
+        );
     }
     if message.contains("missing field") {
         return Some("add the field; `kaas-gitops schema` lists what each block requires".into());

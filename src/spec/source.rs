@@ -230,11 +230,8 @@ impl Indexer<'_> {
 
     fn problem(&mut self, span: &Span, message: &str, hint: &str) {
         let loc = self.source.location(Pos::from_span(span));
-        self.problems.push(
-            Diagnostic::error(message)
-                .at(Some(loc))
-                .with_hint(hint.to_string()),
-        );
+        self.problems
+            .push(Diagnostic::error(message).at(Some(loc)).with_hint(hint.to_string()));
     }
 
     fn anchor(&mut self, anchor: usize, span: &Span) {
@@ -368,10 +365,8 @@ fn secret_flag(value: &str) -> Option<&str> {
     if v.is_empty() || v.starts_with('/') {
         return None;
     }
-    let secretish = looks_like_secret(name)
-        || name.ends_with("-secret")
-        || name.ends_with("-password")
-        || name.ends_with("-token");
+    let secretish =
+        looks_like_secret(name) || name.ends_with("-secret") || name.ends_with("-password") || name.ends_with("-token");
     secretish.then_some(&value[..name.len() + 2])
 }
 
@@ -381,7 +376,14 @@ mod tests {
 
     #[test]
     fn secret_keys_are_recognised_but_secret_references_are_not() {
-        for k in ["password", "token", "apiToken", "client_secret", "secret", "BEARER-TOKEN"] {
+        for k in [
+            "password",
+            "token",
+            "apiToken",
+            "client_secret",
+            "secret",
+            "BEARER-TOKEN",
+        ] {
             assert!(looks_like_secret(k), "{k}");
         }
         for k in ["credentialsSecret", "hetznerSecret", "secretRef", "tokenTTL", "name"] {
@@ -398,9 +400,7 @@ mod tests {
         let text = "spec:\n  workers:\n    - name: a\n      autoscaling: {min: 4, max: 2}\n";
         let (source, problems) = Source::index("t.yaml", text.to_string());
         assert!(problems.is_empty());
-        let loc = source
-            .locate("spec.workers[0].autoscaling.min")
-            .expect("indexed");
+        let loc = source.locate("spec.workers[0].autoscaling.min").expect("indexed");
         assert_eq!((loc.line, loc.column), (4, 26));
         let loc = source.locate("spec.workers[0].name").expect("indexed");
         assert_eq!((loc.line, loc.column, loc.len), (3, 13, 1));

@@ -22,8 +22,11 @@ pub fn allocate_vips(
         if let Some(ip) = t.vip {
             if let Some(other) = explicit.get(&ip) {
                 errs.push(
-                    src.error("spec.controlPlane.endpoint.host", format!("the VIP {ip} is already the endpoint of tenant `{other}`"))
-                        .with_hint("every tenant needs its own API server address"),
+                    src.error(
+                        "spec.controlPlane.endpoint.host",
+                        format!("the VIP {ip} is already the endpoint of tenant `{other}`"),
+                    )
+                    .with_hint("every tenant needs its own API server address"),
                 );
             } else {
                 explicit.insert(ip, t.name.clone());
@@ -31,7 +34,8 @@ pub fn allocate_vips(
         }
     }
     let in_pool = |ip: &IpAddr| platform.vip_pools.iter().any(|(a, b)| a <= ip && ip <= b);
-    let wants_vip = |t: &Tenant| t.vip.is_none() && t.service_type == ServiceType::LoadBalancer && !platform.vip_pools.is_empty();
+    let wants_vip =
+        |t: &Tenant| t.vip.is_none() && t.service_type == ServiceType::LoadBalancer && !platform.vip_pools.is_empty();
 
     let mut allocated: BTreeMap<String, IpAddr> = BTreeMap::new();
     for (t, src) in tenants.iter() {
@@ -41,8 +45,11 @@ pub fn allocate_vips(
                 && tenants.iter().any(|(o, _)| &o.name == owner && wants_vip(o))
             {
                 errs.push(
-                    src.error("spec.controlPlane.endpoint.host", format!("the VIP {ip} is allocated to tenant `{owner}` (kaas.lock)"))
-                        .with_hint("choose another address; allocated VIPs never move"),
+                    src.error(
+                        "spec.controlPlane.endpoint.host",
+                        format!("the VIP {ip} is allocated to tenant `{owner}` (kaas.lock)"),
+                    )
+                    .with_hint("choose another address; allocated VIPs never move"),
                 );
             }
         } else if wants_vip(t)

@@ -28,7 +28,11 @@ pub struct Validated {
 }
 
 /// Validates everything; `Err` holds every problem of every file.
-pub fn validate(platform: &Loaded<PlatformFile>, tenants: &[TenantInput], lock: &Lock) -> Result<Validated, Vec<Diagnostic>> {
+pub fn validate(
+    platform: &Loaded<PlatformFile>,
+    tenants: &[TenantInput],
+    lock: &Lock,
+) -> Result<Validated, Vec<Diagnostic>> {
     let platform_model = platform::platform(platform)?;
     let mut errs = Vec::new();
     let mut built = Vec::new();

@@ -32,11 +32,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
                 .with_hint("write a Go duration such as `10m`, `1h` or `30s`"),
         );
     }
-    let kamaji_namespace = spec
-        .kamaji
-        .namespace
-        .clone()
-        .unwrap_or_else(|| "kamaji-system".into());
+    let kamaji_namespace = spec.kamaji.namespace.clone().unwrap_or_else(|| "kamaji-system".into());
     if kamaji_namespace != "kamaji-system" {
         errs.push(
             src.error("spec.kamaji.namespace", format!("Kamaji must run in `kamaji-system`, not `{kamaji_namespace}`"))
@@ -44,19 +40,38 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         );
     }
 
-    let min = version(src, "spec.kamaji.supportedKubernetes.min", &spec.kamaji.supported_kubernetes.min, &mut errs);
-    let max = version(src, "spec.kamaji.supportedKubernetes.max", &spec.kamaji.supported_kubernetes.max, &mut errs);
+    let min = version(
+        src,
+        "spec.kamaji.supportedKubernetes.min",
+        &spec.kamaji.supported_kubernetes.min,
+        &mut errs,
+    );
+    let max = version(
+        src,
+        "spec.kamaji.supportedKubernetes.max",
+        &spec.kamaji.supported_kubernetes.max,
+        &mut errs,
+    );
     if let (Some(a), Some(b)) = (min, max)
         && a > b
     {
         errs.push(
-            src.error("spec.kamaji.supportedKubernetes.min", format!("`min` ({a}) is newer than `max` ({b})"))
-                .with_hint("min must be at most max"),
+            src.error(
+                "spec.kamaji.supportedKubernetes.min",
+                format!("`min` ({a}) is newer than `max` ({b})"),
+            )
+            .with_hint("min must be at most max"),
         );
     }
 
     let kamaji_chart = chart(src, "spec.kamaji.chart", "kamaji", &spec.kamaji.chart, &mut errs);
-    let etcd_chart = chart(src, "spec.kamajiEtcd.chart", "kamaji-etcd", &spec.kamaji_etcd.chart, &mut errs);
+    let etcd_chart = chart(
+        src,
+        "spec.kamajiEtcd.chart",
+        "kamaji-etcd",
+        &spec.kamaji_etcd.chart,
+        &mut errs,
+    );
     let autoscaler_chart = chart(
         src,
         "spec.clusterAutoscaler.chart",
@@ -66,7 +81,14 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     );
 
     let kamaji_image = image(src, "spec.kamaji.image", &spec.kamaji.image, None, true, &mut errs);
-    let etcd_image = image(src, "spec.kamajiEtcd.image", &spec.kamaji_etcd.image, None, false, &mut errs);
+    let etcd_image = image(
+        src,
+        "spec.kamajiEtcd.image",
+        &spec.kamaji_etcd.image,
+        None,
+        false,
+        &mut errs,
+    );
     let jobs = spec.kamaji_etcd.jobs.as_ref();
     let job = |field: &str, img: Option<&raw::Image>, default: (&str, &str), errs: &mut Vec<Diagnostic>| match img {
         Some(i) => image(src, field, i, None, false, errs),
@@ -77,15 +99,33 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
             field: field.into(),
         },
     };
-    let etcd_cfssl_image = job("spec.kamajiEtcd.jobs.cfssl", jobs.and_then(|j| j.cfssl.as_ref()), CFSSL_IMAGE, &mut errs);
-    let etcd_kubectl_image = job("spec.kamajiEtcd.jobs.kubectl", jobs.and_then(|j| j.kubectl.as_ref()), KUBECTL_IMAGE, &mut errs);
-    let etcd_job_image = job("spec.kamajiEtcd.jobs.etcd", jobs.and_then(|j| j.etcd.as_ref()), ETCD_JOB_IMAGE, &mut errs);
+    let etcd_cfssl_image = job(
+        "spec.kamajiEtcd.jobs.cfssl",
+        jobs.and_then(|j| j.cfssl.as_ref()),
+        CFSSL_IMAGE,
+        &mut errs,
+    );
+    let etcd_kubectl_image = job(
+        "spec.kamajiEtcd.jobs.kubectl",
+        jobs.and_then(|j| j.kubectl.as_ref()),
+        KUBECTL_IMAGE,
+        &mut errs,
+    );
+    let etcd_job_image = job(
+        "spec.kamajiEtcd.jobs.etcd",
+        jobs.and_then(|j| j.etcd.as_ref()),
+        ETCD_JOB_IMAGE,
+        &mut errs,
+    );
 
     let cpp = &spec.cluster_api.control_plane_provider;
     if !cpp.version.starts_with('v') || KubeVersion::parse(&cpp.version).is_none() {
         errs.push(
-            src.error("spec.clusterApi.controlPlaneProvider.version", format!("`{}` is not a release version", cpp.version))
-                .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.20.0`"),
+            src.error(
+                "spec.clusterApi.controlPlaneProvider.version",
+                format!("`{}` is not a release version", cpp.version),
+            )
+            .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.20.0`"),
         );
     }
     let cp_provider_image = image(
@@ -96,7 +136,14 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         false,
         &mut errs,
     );
-    let autoscaler_image = image(src, "spec.clusterAutoscaler.image", &spec.cluster_autoscaler.image, None, false, &mut errs);
+    let autoscaler_image = image(
+        src,
+        "spec.clusterAutoscaler.image",
+        &spec.cluster_autoscaler.image,
+        None,
+        false,
+        &mut errs,
+    );
 
     let mut infrastructure_providers = BTreeMap::new();
     for (name, ver) in &spec.cluster_api.infrastructure_providers {
@@ -134,8 +181,11 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     for (i, ds) in spec.data_stores.iter().enumerate() {
         if !is_dns1123_subdomain(ds) {
             errs.push(
-                src.error(&format!("spec.dataStores[{i}]"), format!("`{ds}` is not a valid DataStore name"))
-                    .with_hint("lower-case letters, digits, `-` and `.`"),
+                src.error(
+                    &format!("spec.dataStores[{i}]"),
+                    format!("`{ds}` is not a valid DataStore name"),
+                )
+                .with_hint("lower-case letters, digits, `-` and `.`"),
             );
         }
     }
@@ -195,11 +245,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         autoscaler_image,
         vip_pools,
         data_stores: spec.data_stores.iter().cloned().collect(),
-        insecure_registries: spec
-            .registries
-            .as_ref()
-            .map(|r| r.insecure.clone())
-            .unwrap_or_default(),
+        insecure_registries: spec.registries.as_ref().map(|r| r.insecure.clone()).unwrap_or_default(),
         branch_prefix,
         author,
     })
@@ -228,11 +274,14 @@ pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>
         && s.text.parse::<f64>().is_ok()
     {
         errs.push(
-            src.error(field, format!("the version `{}` is a YAML number, not a string", s.text))
-                .with_hint(format!(
-                    "quote it and give all three parts: `\"v{}.0\"`; YAML reads `1.30` as the float 1.3",
-                    s.text
-                )),
+            src.error(
+                field,
+                format!("the version `{}` is a YAML number, not a string", s.text),
+            )
+            .with_hint(format!(
+                "quote it and give all three parts: `\"v{}.0\"`; YAML reads `1.30` as the float 1.3",
+                s.text
+            )),
         );
         return None;
     }
@@ -252,12 +301,18 @@ fn chart(src: &Source, field: &str, name: &'static str, c: &raw::Chart, errs: &m
         .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());
     if !ok {
         errs.push(
-            src.error(&format!("{field}.repository"), format!("`{}` is not a Helm repository URL", c.repository))
-                .with_hint("write an `https://` Helm repository or an `oci://` registry path"),
+            src.error(
+                &format!("{field}.repository"),
+                format!("`{}` is not a Helm repository URL", c.repository),
+            )
+            .with_hint("write an `https://` Helm repository or an `oci://` registry path"),
         );
     }
     if c.version.trim().is_empty() {
-        errs.push(src.error(&format!("{field}.version"), "empty chart version").with_hint("write a version such as `0.17.0`"));
+        errs.push(
+            src.error(&format!("{field}.version"), "empty chart version")
+                .with_hint("write a version such as `0.17.0`"),
+        );
     }
     Chart {
         name,
@@ -276,8 +331,13 @@ fn image(
 ) -> ImageSpec {
     if !is_repository(&img.repository) {
         errs.push(
-            src.error(&format!("{field}.repository"), format!("`{}` is not an image repository", img.repository))
-                .with_hint("write `registry/path/name` in lower case without tag or digest, e.g. `docker.io/clastix/kamaji`"),
+            src.error(
+                &format!("{field}.repository"),
+                format!("`{}` is not an image repository", img.repository),
+            )
+            .with_hint(
+                "write `registry/path/name` in lower case without tag or digest, e.g. `docker.io/clastix/kamaji`",
+            ),
         );
     }
     if let Some(tag) = &img.tag
@@ -297,13 +357,19 @@ fn image(
             src.error(&format!("{field}.tagPolicy"), "`tag` and `tagPolicy` are exclusive")
                 .with_hint("keep `tag` to pin one tag, or `tagPolicy` to let `pin --update` pick the newest"),
         ),
-        (None, None) if default_tag.is_none() => errs.push(
-            src.error(field, "the image has no `tag`")
-                .with_hint(if policy_allowed { "add `tag: ...` or `tagPolicy: {pattern: edge}`" } else { "add `tag: ...`" }),
-        ),
+        (None, None) if default_tag.is_none() => {
+            errs.push(src.error(field, "the image has no `tag`").with_hint(if policy_allowed {
+                "add `tag: ...` or `tagPolicy: {pattern: edge}`"
+            } else {
+                "add `tag: ...`"
+            }))
+        }
         (None, Some(_)) if !policy_allowed => errs.push(
-            src.error(&format!("{field}.tagPolicy"), "a tag policy is only supported for the Kamaji image")
-                .with_hint("pin this image with `tag: ...`"),
+            src.error(
+                &format!("{field}.tagPolicy"),
+                "a tag policy is only supported for the Kamaji image",
+            )
+            .with_hint("pin this image with `tag: ...`"),
         ),
         _ => {}
     }

@@ -8,8 +8,8 @@ use ipnet::IpNet;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{
-    AddressType, CgroupDriver, Component, DataStore, Infrastructure, Platform, Pool, PoolSize,
-    Provider, ProxmoxCluster, ProxmoxMachine, ServiceType, Tenant,
+    AddressType, CgroupDriver, Component, DataStore, Infrastructure, Platform, Pool, PoolSize, Provider,
+    ProxmoxCluster, ProxmoxMachine, ServiceType, Tenant,
 };
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, TenantFile};
@@ -40,18 +40,24 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         && (v < platform.min_kubernetes || v > platform.max_kubernetes)
     {
         errs.push(
-            src.error("spec.kubernetes.version", format!("Kubernetes {v} is outside the platform's supported range"))
-                .with_hint(format!(
-                    "kaas.yaml supports {} to {}",
-                    platform.min_kubernetes, platform.max_kubernetes
-                )),
+            src.error(
+                "spec.kubernetes.version",
+                format!("Kubernetes {v} is outside the platform's supported range"),
+            )
+            .with_hint(format!(
+                "kaas.yaml supports {} to {}",
+                platform.min_kubernetes, platform.max_kubernetes
+            )),
         );
     }
 
     let cp = &spec.control_plane;
     let cp_replicas = cp.replicas.unwrap_or(2);
     if cp_replicas == 0 {
-        errs.push(src.error("spec.controlPlane.replicas", "a control plane needs at least 1 replica").with_hint("use 2 or more for availability"));
+        errs.push(
+            src.error("spec.controlPlane.replicas", "a control plane needs at least 1 replica")
+                .with_hint("use 2 or more for availability"),
+        );
     }
     let datastore = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
 
@@ -61,22 +67,44 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         Err(_) => {
             errs.push(
                 src.error("spec.controlPlane.endpoint.host", format!("`{h}` is not an IP address"))
-                    .with_hint("write the VIP as an IPv4 or IPv6 address, or leave it out to get one from the platform's pool"),
+                    .with_hint(
+                        "write the VIP as an IPv4 or IPv6 address, or leave it out to get one from the platform's pool",
+                    ),
             );
             None
         }
     });
     let port = endpoint.port.unwrap_or(6443);
     if port == 0 {
-        errs.push(src.error("spec.controlPlane.endpoint.port", "port 0 is not a port").with_hint("use 1-65535; the default is 6443"));
+        errs.push(
+            src.error("spec.controlPlane.endpoint.port", "port 0 is not a port")
+                .with_hint("use 1-65535; the default is 6443"),
+        );
     }
     let service = cp.service.clone().unwrap_or_default();
-    labels_like(src, "spec.controlPlane.service.annotations", &service.annotations, &mut errs);
+    labels_like(
+        src,
+        "spec.controlPlane.service.annotations",
+        &service.annotations,
+        &mut errs,
+    );
     let addons = cp.addons.clone().unwrap_or_default();
     let kubelet = cp.kubelet.clone().unwrap_or_default();
 
-    let pods = cidrs(src, "spec.network.pods", spec.network.pods.as_ref(), "192.168.0.0/16", &mut errs);
-    let services = cidrs(src, "spec.network.services", spec.network.services.as_ref(), "10.96.0.0/12", &mut errs);
+    let pods = cidrs(
+        src,
+        "spec.network.pods",
+        spec.network.pods.as_ref(),
+        "192.168.0.0/16",
+        &mut errs,
+    );
+    let services = cidrs(
+        src,
+        "spec.network.services",
+        spec.network.services.as_ref(),
+        "10.96.0.0/12",
+        &mut errs,
+    );
     for (i, p) in pods.iter().enumerate() {
         for s in &services {
             if overlaps(p, s) {
@@ -98,7 +126,9 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
     }
     for (i, k) in spec.ssh_authorized_keys.iter().enumerate() {
         let kind = k.split_whitespace().next().unwrap_or("");
-        if !(kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-")) || k.split_whitespace().count() < 2 {
+        if !(kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-"))
+            || k.split_whitespace().count() < 2
+        {
             errs.push(
                 src.error(&format!("spec.sshAuthorizedKeys[{i}]"), "not an SSH public key")
                     .with_hint("paste one line of an `.pub` file: `ssh-ed25519 AAAA... comment`"),
@@ -128,9 +158,9 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         controller_manager: component(cp.controller_manager.as_ref()),
         scheduler: component(cp.scheduler.as_ref()),
         cgroup_driver: kubelet.cgroup_driver.unwrap_or(CgroupDriver::Systemd),
-        preferred_address_types: kubelet.preferred_address_types.unwrap_or_else(|| {
-            vec![AddressType::InternalIp, AddressType::ExternalIp, AddressType::Hostname]
-        }),
+        preferred_address_types: kubelet
+            .preferred_address_types
+            .unwrap_or_else(|| vec![AddressType::InternalIp, AddressType::ExternalIp, AddressType::Hostname]),
         pods,
         services,
         infrastructure: infrastructure.expect("checked above"),
@@ -150,14 +180,22 @@ fn name_rules(src: &Source, name: &str, stem: &str, platform: &Platform, errs: &
     }
     if name.len() > MAX_NAME {
         errs.push(
-            src.error(field, format!("`{name}` is {} characters long; the limit is {MAX_NAME}", name.len()))
-                .with_hint("derived names such as `<name>-autoscaler` must stay within Helm's 53-character release names"),
+            src.error(
+                field,
+                format!("`{name}` is {} characters long; the limit is {MAX_NAME}", name.len()),
+            )
+            .with_hint("derived names such as `<name>-autoscaler` must stay within Helm's 53-character release names"),
         );
     }
     if name != stem {
         errs.push(
-            src.error(field, format!("`metadata.name` is `{name}` but the file is `{stem}.yaml`"))
-                .with_hint(format!("rename the file to `tenants/{name}.yaml` or set `name: {stem}`")),
+            src.error(
+                field,
+                format!("`metadata.name` is `{name}` but the file is `{stem}.yaml`"),
+            )
+            .with_hint(format!(
+                "rename the file to `tenants/{name}.yaml` or set `name: {stem}`"
+            )),
         );
     }
     let mut reserved: BTreeSet<String> = ["platform", "default", "flux-system", "kamaji-system", "cert-manager"]
@@ -192,26 +230,43 @@ fn labels(src: &Source, field: &str, labels: &BTreeMap<String, String>, errs: &m
 fn labels_like(src: &Source, field: &str, annotations: &BTreeMap<String, String>, errs: &mut Vec<Diagnostic>) {
     for k in annotations.keys() {
         if let Some(why) = label_key_problem(k) {
-            errs.push(src.error(&format!("{field}.{k}"), format!("invalid annotation key `{k}`")).with_hint(why));
+            errs.push(
+                src.error(&format!("{field}.{k}"), format!("invalid annotation key `{k}`"))
+                    .with_hint(why),
+            );
         }
     }
 }
 
-fn datastore(src: &Source, ds: Option<&raw::DataStore>, platform: &Platform, errs: &mut Vec<Diagnostic>) -> Option<DataStore> {
+fn datastore(
+    src: &Source,
+    ds: Option<&raw::DataStore>,
+    platform: &Platform,
+    errs: &mut Vec<Diagnostic>,
+) -> Option<DataStore> {
     let field = "spec.controlPlane.dataStore";
     let dedicated = |d: &raw::Dedicated, errs: &mut Vec<Diagnostic>| {
         let replicas = d.replicas.unwrap_or(3);
-        if replicas == 0 || replicas % 2 == 0 {
+        if replicas == 0 || replicas.is_multiple_of(2) {
             errs.push(
-                src.error(&format!("{field}.dedicated.replicas"), format!("{replicas} etcd members cannot keep a quorum well"))
-                    .with_hint("use 1 or an odd number (3, 5)"),
+                src.error(
+                    &format!("{field}.dedicated.replicas"),
+                    format!("{replicas} etcd members cannot keep a quorum well"),
+                )
+                .with_hint("use 1 or an odd number (3, 5)"),
             );
         }
-        let storage = d.storage.as_ref().map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
+        let storage = d
+            .storage
+            .as_ref()
+            .map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
         if !is_quantity(&storage) {
             errs.push(
-                src.error(&format!("{field}.dedicated.storage"), format!("`{storage}` is not a storage size"))
-                    .with_hint("write a Kubernetes quantity such as `10Gi`"),
+                src.error(
+                    &format!("{field}.dedicated.storage"),
+                    format!("`{storage}` is not a storage size"),
+                )
+                .with_hint("write a Kubernetes quantity such as `10Gi`"),
             );
         }
         DataStore::Dedicated {
@@ -222,19 +277,28 @@ fn datastore(src: &Source, ds: Option<&raw::DataStore>, platform: &Platform, err
     };
     match ds {
         None => Some(dedicated(&raw::Dedicated::default(), errs)),
-        Some(raw::DataStore { dedicated: Some(d), shared: None }) => Some(dedicated(d, errs)),
-        Some(raw::DataStore { dedicated: None, shared: Some(name) }) => {
+        Some(raw::DataStore {
+            dedicated: Some(d),
+            shared: None,
+        }) => Some(dedicated(d, errs)),
+        Some(raw::DataStore {
+            dedicated: None,
+            shared: Some(name),
+        }) => {
             if platform.data_stores.contains(name) {
                 Some(DataStore::Shared(name.clone()))
             } else {
                 let known: Vec<_> = platform.data_stores.iter().map(|s| format!("`{s}`")).collect();
                 errs.push(
-                    src.error(&format!("{field}.shared"), format!("the platform declares no DataStore `{name}`"))
-                        .with_hint(if known.is_empty() {
-                            "kaas.yaml `spec.dataStores` is empty; add it there or use `dedicated: {}`".to_string()
-                        } else {
-                            format!("declared in kaas.yaml `spec.dataStores`: {}", known.join(", "))
-                        }),
+                    src.error(
+                        &format!("{field}.shared"),
+                        format!("the platform declares no DataStore `{name}`"),
+                    )
+                    .with_hint(if known.is_empty() {
+                        "kaas.yaml `spec.dataStores` is empty; add it there or use `dedicated: {}`".to_string()
+                    } else {
+                        format!("declared in kaas.yaml `spec.dataStores`: {}", known.join(", "))
+                    }),
                 );
                 None
             }
@@ -257,10 +321,19 @@ fn is_quantity(s: &str) -> bool {
         && ["", "Ki", "Mi", "Gi", "Ti", "Pi", "k", "M", "G", "T", "P"].contains(&suffix)
 }
 
-fn cidrs(src: &Source, field: &str, given: Option<&Vec<String>>, default: &str, errs: &mut Vec<Diagnostic>) -> Vec<String> {
+fn cidrs(
+    src: &Source,
+    field: &str,
+    given: Option<&Vec<String>>,
+    default: &str,
+    errs: &mut Vec<Diagnostic>,
+) -> Vec<String> {
     let list = given.cloned().unwrap_or_else(|| vec![default.to_string()]);
     if list.is_empty() {
-        errs.push(src.error(field, "empty CIDR list").with_hint(format!("leave the field out for the default `{default}`")));
+        errs.push(
+            src.error(field, "empty CIDR list")
+                .with_hint(format!("leave the field out for the default `{default}`")),
+        );
     }
     let mut parsed: Vec<IpNet> = Vec::new();
     for (i, c) in list.iter().enumerate() {
@@ -268,7 +341,10 @@ fn cidrs(src: &Source, field: &str, given: Option<&Vec<String>>, default: &str, 
         match c.parse::<IpNet>() {
             Ok(n) if n.trunc() == n => {
                 if let Some(o) = parsed.iter().find(|p| overlaps(&p.to_string(), c)) {
-                    errs.push(src.error(&f, format!("`{c}` overlaps `{o}` in the same list")).with_hint("list disjoint ranges"));
+                    errs.push(
+                        src.error(&f, format!("`{c}` overlaps `{o}` in the same list"))
+                            .with_hint("list disjoint ranges"),
+                    );
                 }
                 parsed.push(n);
             }
@@ -292,15 +368,26 @@ fn overlaps(a: &str, b: &str) -> bool {
     }
 }
 
-fn infrastructure(src: &Source, infra: &raw::Infrastructure, platform: &Platform, errs: &mut Vec<Diagnostic>) -> Option<Infrastructure> {
+fn infrastructure(
+    src: &Source,
+    infra: &raw::Infrastructure,
+    platform: &Platform,
+    errs: &mut Vec<Diagnostic>,
+) -> Option<Infrastructure> {
     let field = "spec.infrastructure";
     if !platform.infrastructure_providers.contains_key(&infra.provider) {
         errs.push(
-            src.error(&format!("{field}.provider"), format!("the platform does not install the `{}` provider", infra.provider.as_str()))
-                .with_hint(format!(
-                    "add it to kaas.yaml `spec.clusterApi.infrastructureProviders` (e.g. `{}: v0.9.0`)",
+            src.error(
+                &format!("{field}.provider"),
+                format!(
+                    "the platform does not install the `{}` provider",
                     infra.provider.as_str()
-                )),
+                ),
+            )
+            .with_hint(format!(
+                "add it to kaas.yaml `spec.clusterApi.infrastructureProviders` (e.g. `{}: v0.9.0`)",
+                infra.provider.as_str()
+            )),
         );
     }
     match infra.provider {
@@ -313,13 +400,19 @@ fn infrastructure(src: &Source, infra: &raw::Infrastructure, platform: &Platform
                 return None;
             };
             if p.dns_servers.is_empty() {
-                errs.push(src.error(&format!("{field}.proxmox.dnsServers"), "at least one DNS server is required"));
+                errs.push(src.error(
+                    &format!("{field}.proxmox.dnsServers"),
+                    "at least one DNS server is required",
+                ));
             }
             for (i, d) in p.dns_servers.iter().enumerate() {
                 if d.parse::<IpAddr>().is_err() {
                     errs.push(
-                        src.error(&format!("{field}.proxmox.dnsServers[{i}]"), format!("`{d}` is not an IP address"))
-                            .with_hint("list the DNS servers' IP addresses"),
+                        src.error(
+                            &format!("{field}.proxmox.dnsServers[{i}]"),
+                            format!("`{d}` is not an IP address"),
+                        )
+                        .with_hint("list the DNS servers' IP addresses"),
                     );
                 }
             }
@@ -328,23 +421,38 @@ fn infrastructure(src: &Source, infra: &raw::Infrastructure, platform: &Platform
                     let ok = crate::validate::platform::parse_range(a).is_some_and(|(x, _)| x.is_ipv4());
                     if !ok {
                         errs.push(
-                            src.error(&format!("{field}.proxmox.ipv4.addresses[{i}]"), format!("`{a}` is not an IPv4 range"))
-                                .with_hint("write `FIRST-LAST` or a CIDR, e.g. `10.0.5.10-10.0.5.60`"),
+                            src.error(
+                                &format!("{field}.proxmox.ipv4.addresses[{i}]"),
+                                format!("`{a}` is not an IPv4 range"),
+                            )
+                            .with_hint("write `FIRST-LAST` or a CIDR, e.g. `10.0.5.10-10.0.5.60`"),
                         );
                     }
                 }
                 if v.gateway.parse::<std::net::Ipv4Addr>().is_err() {
-                    errs.push(src.error(&format!("{field}.proxmox.ipv4.gateway"), format!("`{}` is not an IPv4 address", v.gateway)));
+                    errs.push(src.error(
+                        &format!("{field}.proxmox.ipv4.gateway"),
+                        format!("`{}` is not an IPv4 address", v.gateway),
+                    ));
                 }
                 if v.prefix == 0 || v.prefix > 32 {
-                    errs.push(src.error(&format!("{field}.proxmox.ipv4.prefix"), format!("{} is not an IPv4 prefix length", v.prefix)).with_hint("use 1-32, e.g. 24"));
+                    errs.push(
+                        src.error(
+                            &format!("{field}.proxmox.ipv4.prefix"),
+                            format!("{} is not an IPv4 prefix length", v.prefix),
+                        )
+                        .with_hint("use 1-32, e.g. 24"),
+                    );
                 }
                 (v.addresses.clone(), v.gateway.clone(), v.prefix)
             });
             if let Some(s) = &p.credentials_secret
                 && !is_dns1123_label(s)
             {
-                errs.push(src.error(&format!("{field}.proxmox.credentialsSecret"), format!("`{s}` is not a Secret name")));
+                errs.push(src.error(
+                    &format!("{field}.proxmox.credentialsSecret"),
+                    format!("`{s}` is not a Secret name"),
+                ));
             }
             Some(Infrastructure::Proxmox(ProxmoxCluster {
                 dns_servers: p.dns_servers.clone(),
@@ -372,20 +480,34 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
             );
         }
         if !seen.insert(w.name.clone()) {
-            errs.push(src.error(&format!("{f}.name"), format!("a second pool named `{}`", w.name)).with_hint("pool names are unique in a tenant"));
+            errs.push(
+                src.error(&format!("{f}.name"), format!("a second pool named `{}`", w.name))
+                    .with_hint("pool names are unique in a tenant"),
+            );
         }
         let object = format!("{tenant}-{}", w.name);
         if object.len() > MAX_POOL_OBJECT {
             errs.push(
-                src.error(&format!("{f}.name"), format!("`{object}` is {} characters; pool objects allow {MAX_POOL_OBJECT}", object.len()))
-                    .with_hint("machine names append `-xxxxx-yyyyy` and must fit a 63-character hostname: shorten the pool name"),
+                src.error(
+                    &format!("{f}.name"),
+                    format!(
+                        "`{object}` is {} characters; pool objects allow {MAX_POOL_OBJECT}",
+                        object.len()
+                    ),
+                )
+                .with_hint(
+                    "machine names append `-xxxxx-yyyyy` and must fit a 63-character hostname: shorten the pool name",
+                ),
             );
         }
         let size = match (w.replicas, &w.autoscaling) {
             (Some(_), Some(_)) => {
                 errs.push(
-                    src.error(&format!("{f}.autoscaling"), "`replicas` and `autoscaling` are exclusive")
-                        .with_hint("keep `replicas` for a fixed size, or `autoscaling: {min, max}` and no `replicas`"),
+                    src.error(
+                        &format!("{f}.autoscaling"),
+                        "`replicas` and `autoscaling` are exclusive",
+                    )
+                    .with_hint("keep `replicas` for a fixed size, or `autoscaling: {min, max}` and no `replicas`"),
                 );
                 PoolSize::Fixed(0)
             }
@@ -394,17 +516,31 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
             (None, Some(a)) => {
                 if a.min > a.max {
                     errs.push(
-                        src.error(&format!("{f}.autoscaling.min"), format!("`autoscaling.min` ({}) is greater than `autoscaling.max` ({})", a.min, a.max))
-                            .with_hint("min must be at most max"),
+                        src.error(
+                            &format!("{f}.autoscaling.min"),
+                            format!(
+                                "`autoscaling.min` ({}) is greater than `autoscaling.max` ({})",
+                                a.min, a.max
+                            ),
+                        )
+                        .with_hint("min must be at most max"),
                     );
                 }
                 if a.max == 0 {
-                    errs.push(src.error(&format!("{f}.autoscaling.max"), "`autoscaling.max` is 0").with_hint("max must be at least 1"));
+                    errs.push(
+                        src.error(&format!("{f}.autoscaling.max"), "`autoscaling.max` is 0")
+                            .with_hint("max must be at least 1"),
+                    );
                 }
                 if a.min == 0 && (w.machine.cpus.is_none() || w.machine.memory_mib.is_none()) {
                     errs.push(
-                        src.error(&format!("{f}.machine"), "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`")
-                            .with_hint("cluster-autoscaler sizes an empty pool from the capacity annotations rendered from them"),
+                        src.error(
+                            &format!("{f}.machine"),
+                            "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`",
+                        )
+                        .with_hint(
+                            "cluster-autoscaler sizes an empty pool from the capacity annotations rendered from them",
+                        ),
                     );
                 }
                 PoolSize::Autoscaled { min: a.min, max: a.max }
@@ -413,11 +549,20 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
         labels(src, &format!("{f}.labels"), &w.labels, errs);
         for (j, t) in w.taints.iter().enumerate() {
             if let Some(why) = label_key_problem(&t.key) {
-                errs.push(src.error(&format!("{f}.taints[{j}].key"), format!("invalid taint key `{}`", t.key)).with_hint(why));
+                errs.push(
+                    src.error(
+                        &format!("{f}.taints[{j}].key"),
+                        format!("invalid taint key `{}`", t.key),
+                    )
+                    .with_hint(why),
+                );
             }
         }
         if w.proxmox.is_some() && spec.infrastructure.provider != Provider::Proxmox {
-            errs.push(src.error(&format!("{f}.proxmox"), "a `proxmox` override on a pool of another provider"));
+            errs.push(src.error(
+                &format!("{f}.proxmox"),
+                "a `proxmox` override on a pool of another provider",
+            ));
         }
         let m = &w.machine;
         out.push(Pool {
@@ -427,7 +572,11 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
             memory_mib: m.memory_mib.unwrap_or(4096),
             disk_gib: m.disk_gib.unwrap_or(40),
             labels: w.labels.clone(),
-            taints: w.taints.iter().map(|t| (t.key.clone(), t.value.clone(), t.effect)).collect(),
+            taints: w
+                .taints
+                .iter()
+                .map(|t| (t.key.clone(), t.value.clone(), t.effect))
+                .collect(),
             proxmox: None,
         });
     }

@@ -46,7 +46,9 @@ pub struct Repo {
 impl Repo {
     /// An empty folder.
     pub fn empty() -> Repo {
-        Repo { dir: tempfile::tempdir().expect("a temp dir") }
+        Repo {
+            dir: tempfile::tempdir().expect("a temp dir"),
+        }
     }
 
     /// A copy of the example repository's inputs (kaas.yaml, tenants/, base/), not its output.
@@ -79,7 +81,13 @@ impl Repo {
     /// Runs the binary with `--repo <this>` and `args`.
     #[track_caller]
     pub fn run(&self, args: &[&str]) -> Run {
-        bin().arg("--repo").arg(self.path()).args(args).output().expect("the binary runs").into()
+        bin()
+            .arg("--repo")
+            .arg(self.path())
+            .args(args)
+            .output()
+            .expect("the binary runs")
+            .into()
     }
 
     /// Every file under the repository (relative path -> bytes), excluding `.git`.
