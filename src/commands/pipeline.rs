@@ -68,7 +68,7 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
             return Err(errs);
         }
     };
-    let (images, diags) = images::resolve(&validated.model.platform, &lock, select.locked);
+    let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock, select.locked);
     let (image_errors, warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(Diagnostic::is_error);
     if !image_errors.is_empty() {
         return Err(image_errors);

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use crate::diagnostics::Diagnostic;
 use crate::lock::Lock;
 use crate::model::{ImageSpec, Platform};
+use crate::spec::source::Source;
 
 /// An image as rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,11 +49,13 @@ impl Images {
     }
 }
 
-/// Resolves every image. Returns the images and the diagnostics: warnings for missing pins, or
-/// errors when `locked`. An image whose tag a policy picks and that has no pin is an error.
-pub fn resolve(platform: &Platform, lock: &Lock, locked: bool) -> (Images, Vec<Diagnostic>) {
+/// Resolves every image against the lock. Under `locked`, each image without a pin is an error
+/// at its field in `kaas.yaml`; otherwise one loud warning lists them all. An image whose tag a
+/// policy picks and that has no pinned tag is always an error.
+pub fn resolve(platform: &Platform, source: &Source, lock: &Lock, locked: bool) -> (Images, Vec<Diagnostic>) {
     let mut out = BTreeMap::new();
     let mut diags = Vec::new();
+    let mut unpinned = Vec::new();
     for spec in platform.images() {
         let tag = match &spec.tag {
             Some(t) => t.clone(),
@@ -62,13 +65,12 @@ pub fn resolve(platform: &Platform, lock: &Lock, locked: bool) -> (Images, Vec<D
                     tags[0].to_string()
                 } else {
                     diags.push(
-                        Diagnostic::error(format!(
-                            "`{}` has a tag policy but no pinned tag in kaas.lock",
-                            spec.repository
-                        ))
-                        .in_file("kaas.yaml")
-                        .field(format!("{}.tagPolicy", spec.field))
-                        .with_hint("run `kaas-gitops pin --update` to pick and pin the newest tag"),
+                        source
+                            .error(
+                                &format!("{}.tagPolicy", spec.field),
+                                format!("`{}` has a tag policy but no pinned tag in kaas.lock", spec.repository),
+                            )
+                            .with_hint("run `kaas-gitops pin --update` to pick and pin the newest tag"),
                     );
                     continue;
                 }
@@ -76,17 +78,18 @@ pub fn resolve(platform: &Platform, lock: &Lock, locked: bool) -> (Images, Vec<D
         };
         let digest = lock.digest(&spec.repository, &tag).map(str::to_string);
         if digest.is_none() {
-            let message = format!("`{}:{tag}` has no digest in kaas.lock", spec.repository);
-            let d = if locked {
-                Diagnostic::error(message)
-            } else {
-                Diagnostic::warning(format!("{message}; rendering the tag alone, which is not reproducible"))
-            };
-            diags.push(
-                d.in_file("kaas.yaml")
-                    .field(spec.field.clone())
-                    .with_hint("run `kaas-gitops pin` to resolve and record its digest"),
-            );
+            let reference = format!("{}:{tag}", spec.repository);
+            if locked {
+                diags.push(
+                    source
+                        .error(
+                            &format!("{}.tag", spec.field),
+                            format!("`{reference}` has no digest in kaas.lock (--locked)"),
+                        )
+                        .with_hint("run `kaas-gitops pin` and commit kaas.lock"),
+                );
+            }
+            unpinned.push(reference);
         }
         out.insert(
             spec.field.clone(),
@@ -95,6 +98,19 @@ pub fn resolve(platform: &Platform, lock: &Lock, locked: bool) -> (Images, Vec<D
                 tag,
                 digest,
             },
+        );
+    }
+    if !locked && !unpinned.is_empty() {
+        diags.push(
+            Diagnostic::warning(format!(
+                "{} image(s) have no digest in kaas.lock and are rendered by tag alone, which is not reproducible: {}",
+                unpinned.len(),
+                unpinned.join(", ")
+            ))
+            .in_file(source.path.clone())
+            .with_hint(
+                "run `kaas-gitops pin` to resolve and record their digests; `render --locked` refuses unpinned images",
+            ),
         );
     }
     (Images(out), diags)

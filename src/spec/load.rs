@@ -45,12 +45,14 @@ pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>,
             ]);
         }
     };
-    let mut problems = Vec::new();
     let (source, index_problems) = Source::index(path, text);
-    problems.extend(pre_scan(&source));
-    problems.extend(index_problems);
-    if !problems.is_empty() {
-        return Err(problems);
+    // Tabs make the parser fail at the same spot; report them once, in our words.
+    let scan = pre_scan(&source);
+    if !scan.is_empty() {
+        return Err(scan);
+    }
+    if !index_problems.is_empty() {
+        return Err(index_problems);
     }
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
@@ -100,12 +102,13 @@ fn typing_error(source: &Source, e: &serde_saphyr::Error) -> Diagnostic {
     let loc = e.location().map(|l| {
         let line = usize::try_from(l.line()).unwrap_or(1).max(1);
         let column = usize::try_from(l.column()).unwrap_or(1).max(1);
-        source.location(Pos { line, column, len: 1 })
+        let len = source.len_at(line, column).unwrap_or(1);
+        source.location(Pos { line, column, len })
     });
     let raw = e.without_snippet().to_string();
     let message = clean_message(&raw);
     let mut diagnostic = Diagnostic::error(message.clone()).at(loc).in_file(source.path.clone());
-    if let Some(hint) = hint_for(&message) {
+    if let Some(hint) = hint_for(&raw, &message) {
         diagnostic = diagnostic.with_hint(hint);
     }
     diagnostic
@@ -115,11 +118,14 @@ fn typing_error(source: &Source, e: &serde_saphyr::Error) -> Diagnostic {
 fn clean_message(raw: &str) -> String {
     let first = raw.lines().next().unwrap_or(raw).trim();
     let cut = first.find(" at line ").map_or(first, |i| &first[..i]);
+    // The valid keys go into the hint.
+    let cut = cut.find(", expected one of").map_or(cut, |i| &cut[..i]);
     cut.trim_start_matches("error: ").to_string()
 }
 
-fn hint_for(message: &str) -> Option<String> {
-    if let Some(rest) = message.split("expected one of ").nth(1) {
+fn hint_for(raw: &str, message: &str) -> Option<String> {
+    if let Some(rest) = raw.lines().next().unwrap_or("").split("expected one of ").nth(1) {
+        let rest = rest.find(" at line ").map_or(rest, |i| &rest[..i]);
         return Some(format!("valid keys here: {rest}"));
     }
     if message.contains("unknown field") {

@@ -88,14 +88,27 @@ impl Source {
         }
     }
 
-    /// Where the value of `field` is written; else its key; else the nearest written parent.
+    /// The length of the key or value that starts at `line`:`column`, if one does.
+    pub fn len_at(&self, line: usize, column: usize) -> Option<usize> {
+        self.keys
+            .values()
+            .chain(self.values.values().map(|(p, _)| p))
+            .find(|p| p.line == line && p.column == column)
+            .map(|p| p.len)
+    }
+
+    /// Where the value of `field` is written; else its key; else the key of the nearest written
+    /// parent (a missing field is reported where it would belong).
     pub fn locate(&self, field: &str) -> Option<Location> {
+        if let Some((pos, _)) = self.values.get(field) {
+            return Some(self.location(*pos));
+        }
         let mut field = field;
         loop {
-            if let Some((pos, _)) = self.values.get(field) {
+            if let Some(pos) = self.keys.get(field) {
                 return Some(self.location(*pos));
             }
-            if let Some(pos) = self.keys.get(field) {
+            if let Some((pos, _)) = self.values.get(field) {
                 return Some(self.location(*pos));
             }
             let cut = field.rfind(['.', '['])?;
@@ -160,7 +173,11 @@ impl Indexer<'_> {
             problems: Vec::new(),
         };
         let mut documents = 0;
-        for item in Parser::new_from_str(&text) {
+        let options = serde_saphyr::granit_parser::options! {
+            emit_anchor_events: true,
+            emit_unresolved_aliases: true,
+        };
+        for item in Parser::new_from_str_with_options(&text, options) {
             let (event, span) = match item {
                 Ok(pair) => pair,
                 Err(e) => {
@@ -196,12 +213,14 @@ impl Indexer<'_> {
                     "YAML aliases (`*name`) are not allowed",
                     "write the value out in full; anchors and aliases are refused so that every value is visible where it applies",
                 ),
-                Event::Scalar(value, style, anchor, _) => {
-                    indexer.anchor(anchor, &span);
-                    indexer.scalar(value.into_owned(), style, &span);
-                }
-                Event::MappingStart(_, anchor, _) => {
-                    indexer.anchor(anchor, &span);
+                // The Anchor event's span covers the `&name` token itself.
+                Event::Anchor(..) => indexer.problem(
+                    &span,
+                    "YAML anchors (`&name`) are not allowed",
+                    "write each value out in full; anchors and aliases are refused",
+                ),
+                Event::Scalar(value, style, _, _) => indexer.scalar(value.into_owned(), style, &span),
+                Event::MappingStart(..) => {
                     let path = indexer.enter(&span);
                     indexer.stack.push(Frame::Map {
                         path,
@@ -210,8 +229,7 @@ impl Indexer<'_> {
                     });
                     indexer.depth(&span);
                 }
-                Event::SequenceStart(_, anchor, _) => {
-                    indexer.anchor(anchor, &span);
+                Event::SequenceStart(..) => {
                     let path = indexer.enter(&span);
                     indexer.stack.push(Frame::Seq { path, next: 0 });
                     indexer.depth(&span);
@@ -232,16 +250,6 @@ impl Indexer<'_> {
         let loc = self.source.location(Pos::from_span(span));
         self.problems
             .push(Diagnostic::error(message).at(Some(loc)).with_hint(hint.to_string()));
-    }
-
-    fn anchor(&mut self, anchor: usize, span: &Span) {
-        if anchor != 0 {
-            self.problem(
-                span,
-                "YAML anchors (`&name`) are not allowed",
-                "write each value out in full; anchors and aliases are refused",
-            );
-        }
     }
 
     fn depth(&mut self, span: &Span) {
@@ -277,7 +285,11 @@ impl Indexer<'_> {
     }
 
     fn scalar(&mut self, value: String, style: ScalarStyle, span: &Span) {
-        let pos = Pos::from_span(span);
+        let mut pos = Pos::from_span(span);
+        if style == ScalarStyle::Plain && !value.contains('\n') {
+            // Underline the whole word even where the parser's span is shorter.
+            pos.len = pos.len.max(value.chars().count());
+        }
         if let Some(Frame::Map { path, key, seen }) = self.stack.last_mut()
             && key.is_none()
         {

@@ -535,7 +535,7 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
                 if a.min == 0 && (w.machine.cpus.is_none() || w.machine.memory_mib.is_none()) {
                     errs.push(
                         src.error(
-                            &format!("{f}.machine"),
+                            &format!("{f}.autoscaling.min"),
                             "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`",
                         )
                         .with_hint(

@@ -1,4 +1,5 @@
 //! The one integration test binary: real binaries, real files, real kustomize.
 
 mod common;
+mod errors;
 mod render;

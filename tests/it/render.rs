@@ -1,17 +1,55 @@
-//! `render` on the example repository: output, idempotence, kustomize builds.
+//! `render`, `render --check`, `diff`, `init` and `schema` as a user runs them.
+
+use std::time::SystemTime;
 
 use crate::common::{Repo, kustomize};
+
+/// The whole rendered tree, each file under a `── path ──` header, for a snapshot.
+fn rendered(repo: &Repo) -> String {
+    let mut out = String::new();
+    for (path, bytes) in repo.snapshot() {
+        if path.starts_with("overlays/") || path.starts_with("flux/") || path == "kaas.lock" {
+            out.push_str(&format!("── {path} ──\n{}\n", String::from_utf8_lossy(&bytes)));
+        }
+    }
+    out
+}
+
+fn mtimes(repo: &Repo) -> Vec<(String, SystemTime)> {
+    repo.snapshot()
+        .keys()
+        .map(|p| {
+            (
+                p.clone(),
+                std::fs::metadata(repo.path().join(p)).unwrap().modified().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn example_repository_renders_as_snapshotted() {
+    let repo = Repo::example();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(rendered(&repo));
+}
 
 #[test]
 fn second_render_writes_nothing_and_every_overlay_builds() {
     let repo = Repo::example();
     let first = repo.run(&["render"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stderr.contains("acme      created"), "{}", first.stderr);
     let before = repo.snapshot();
+    let times = mtimes(&repo);
+    std::thread::sleep(std::time::Duration::from_millis(20));
     let second = repo.run(&["render"]);
     assert_eq!(second.code, 0, "{}", second.stderr);
     assert!(second.stderr.contains("0 written, 0 deleted"), "{}", second.stderr);
-    assert_eq!(before, repo.snapshot());
+    assert!(second.stderr.contains("acme      unchanged"), "{}", second.stderr);
+    assert_eq!(before, repo.snapshot(), "bytes changed");
+    assert_eq!(times, mtimes(&repo), "a file was rewritten");
     for dir in [
         "overlays/platform",
         "overlays/tenants/acme",
@@ -22,4 +60,260 @@ fn second_render_writes_nothing_and_every_overlay_builds() {
         let built = kustomize(&repo.path().join(dir));
         assert_eq!(built.code, 0, "kustomize {dir}: {}", built.stderr);
     }
+}
+
+#[test]
+fn a_fresh_render_elsewhere_gives_identical_bytes() {
+    let a = Repo::example();
+    let b = Repo::example();
+    assert_eq!(a.run(&["render"]).code, 0);
+    assert_eq!(b.run(&["render"]).code, 0);
+    assert_eq!(a.snapshot(), b.snapshot());
+}
+
+#[test]
+fn the_tenant_overlay_builds_to_exactly_the_rendered_objects_plus_base() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let built = kustomize(&repo.path().join("overlays/tenants/acme"));
+    assert_eq!(built.code, 0, "{}", built.stderr);
+    let kinds: Vec<&str> = built.stdout.lines().filter_map(|l| l.strip_prefix("kind: ")).collect();
+    let files = std::fs::read_dir(repo.path().join("overlays/tenants/acme"))
+        .unwrap()
+        .count()
+        - 1;
+    // One object per file, plus the ResourceQuota from base/tenant.
+    assert_eq!(kinds.len(), files + 1, "{kinds:?}");
+    assert!(kinds.contains(&"ResourceQuota"));
+    // kustomize put base/tenant's quota into the tenant's namespace.
+    let quota = built
+        .stdout
+        .split("---")
+        .find(|d| d.contains("kind: ResourceQuota"))
+        .unwrap();
+    assert!(quota.contains("namespace: acme"), "{quota}");
+}
+
+#[test]
+fn yaml_1_1_words_stay_strings_for_kubectl() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let cluster = repo.read("overlays/tenants/acme/cluster-acme.yaml");
+    assert!(cluster.contains("tier: \"on\""), "{cluster}");
+    // kubectl (Go YAML 1.1) reads it back as the string "on".
+    let built = kustomize(&repo.path().join("overlays/tenants/acme"));
+    assert!(built.stdout.contains("tier: \"on\""), "{}", built.stdout);
+}
+
+#[test]
+fn check_reports_drift_as_a_diff_and_exit_1() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let clean = repo.run(&["render", "--check"]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    let path = "overlays/tenants/acme/kamajicontrolplane-acme.yaml";
+    let edited = repo.read(path).replace("replicas: 2", "replicas: 5");
+    repo.write(path, &edited);
+    let before = repo.snapshot();
+    let drift = repo.run(&["render", "--check"]);
+    assert_eq!(drift.code, 1, "{}", drift.stderr);
+    assert!(drift.stdout.contains(&format!("--- a/{path}")), "{}", drift.stdout);
+    assert!(
+        drift.stdout.contains("-  replicas: 5\n+  replicas: 2"),
+        "{}",
+        drift.stdout
+    );
+    assert_eq!(before, repo.snapshot(), "--check wrote files");
+    let diff = repo.run(&["diff"]);
+    assert_eq!(diff.code, 0);
+    assert_eq!(diff.stdout, drift.stdout);
+}
+
+#[test]
+fn deleting_a_tenant_file_deletes_its_overlay_and_flux_entry() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let vips_before = repo.read("kaas.lock");
+    assert!(vips_before.contains("tenant: globex"));
+    std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("globex    deleted"), "{}", run.stderr);
+    assert!(!repo.path().join("overlays/tenants/globex").exists());
+    assert!(!repo.path().join("flux/kustomization-kaas-tenant-globex.yaml").exists());
+    assert!(!repo.read("flux/kustomization.yaml").contains("globex"));
+    // initech keeps the VIP it had; globex's allocation is released.
+    let lock = repo.read("kaas.lock");
+    assert!(!lock.contains("globex"), "{lock}");
+    assert!(lock.contains("tenant: initech\n  address: \"10.0.4.101\""), "{lock}");
+}
+
+#[test]
+fn allocated_vips_never_move_when_other_tenants_come_and_go() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let initech = repo.read("overlays/tenants/initech/kamajicontrolplane-initech.yaml");
+    assert!(initech.contains("serviceAddress: \"10.0.4.101\""), "{initech}");
+    // A new tenant sorting before initech gets a new address, not initech's.
+    let aaa = repo.read("tenants/globex.yaml").replace("name: globex", "name: aaa");
+    repo.write("tenants/aaa.yaml", &aaa);
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert_eq!(
+        initech,
+        repo.read("overlays/tenants/initech/kamajicontrolplane-initech.yaml")
+    );
+    let new = repo.read("overlays/tenants/aaa/kamajicontrolplane-aaa.yaml");
+    assert!(new.contains("serviceAddress: \"10.0.4.102\""), "{new}");
+}
+
+#[test]
+fn a_changed_pool_spec_renames_its_template_and_drops_the_old_one() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let dir = repo.path().join("overlays/tenants/acme");
+    let templates = |prefix: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix))
+            .collect();
+        v.sort();
+        v
+    };
+    let old = templates("proxmoxmachinetemplate-");
+    assert_eq!(old.len(), 1);
+    let spec = repo
+        .read("tenants/acme.yaml")
+        .replace("cpus: 2, memoryMiB: 4096", "cpus: 4, memoryMiB: 4096");
+    repo.write("tenants/acme.yaml", &spec);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let new = templates("proxmoxmachinetemplate-");
+    assert_eq!(new.len(), 1);
+    assert_ne!(old, new, "the template kept its name after its spec changed");
+    let name = new[0]
+        .trim_start_matches("proxmoxmachinetemplate-")
+        .trim_end_matches(".yaml");
+    let md = repo.read("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert!(md.contains(&format!("name: {name}")), "{md}");
+    // The bootstrap template did not change, so it kept its name.
+    assert_eq!(templates("kubeadmconfigtemplate-").len(), 1);
+}
+
+#[test]
+fn render_one_tenant_leaves_the_others_alone() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let globex = repo.read("overlays/tenants/globex/kamajicontrolplane-globex.yaml");
+    repo.write("overlays/tenants/globex/kamajicontrolplane-globex.yaml", "hand edit\n");
+    let spec = repo
+        .read("tenants/acme.yaml")
+        .replace("replicas: 2\n    dataStore", "replicas: 3\n    dataStore");
+    repo.write("tenants/acme.yaml", &spec);
+    let run = repo.run(&["render", "--tenant", "acme"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        repo.read("overlays/tenants/acme/kamajicontrolplane-acme.yaml")
+            .contains("replicas: 3")
+    );
+    assert_eq!(
+        repo.read("overlays/tenants/globex/kamajicontrolplane-globex.yaml"),
+        "hand edit\n"
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert_eq!(
+        repo.read("overlays/tenants/globex/kamajicontrolplane-globex.yaml"),
+        globex
+    );
+}
+
+#[test]
+fn autoscaled_pools_have_no_replicas_and_carry_capacity() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let md = repo.read("overlays/tenants/globex/machinedeployment-globex-batch.yaml");
+    let spec = md.split("\nspec:\n").nth(1).unwrap();
+    assert!(!spec.contains("\n  replicas:"), "{md}");
+    assert!(
+        md.contains("cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"0\""),
+        "{md}"
+    );
+    assert!(
+        md.contains("cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: \"5\""),
+        "{md}"
+    );
+    assert!(
+        md.contains("capacity.cluster-autoscaler.kubernetes.io/cpu: \"8\""),
+        "{md}"
+    );
+    assert!(
+        md.contains("capacity.cluster-autoscaler.kubernetes.io/memory: 32768Mi"),
+        "{md}"
+    );
+    let ca = repo.read("overlays/tenants/globex/helmrelease-globex-autoscaler.yaml");
+    for want in [
+        "cloudProvider: clusterapi",
+        "clusterAPIMode: kubeconfig-incluster",
+        "clusterAPIKubeconfigSecret: globex-kubeconfig",
+        "clusterName: globex",
+        "clusterScoped: false",
+    ] {
+        assert!(ca.contains(want), "{want} missing in {ca}");
+    }
+    // acme has no autoscaled pool and gets no autoscaler.
+    assert!(
+        !repo
+            .path()
+            .join("overlays/tenants/acme/helmrelease-acme-autoscaler.yaml")
+            .exists()
+    );
+    // The Proxmox provider ID is kept byte for byte for cloud-init to expand.
+    let kct = std::fs::read_dir(repo.path().join("overlays/tenants/globex"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("kubeadmconfigtemplate-globex-batch")
+        })
+        .unwrap();
+    let kct = std::fs::read_to_string(kct).unwrap();
+    assert!(
+        kct.contains("value: proxmox://'{{ ds.meta_data.instance_id }}'"),
+        "{kct}"
+    );
+}
+
+#[test]
+fn init_creates_a_repository_that_renders_and_refuses_to_overwrite() {
+    let repo = Repo::empty();
+    let run = repo.run(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let render = repo.run(&["render"]);
+    assert_eq!(render.code, 0, "{}", render.stderr);
+    assert!(
+        repo.path()
+            .join("overlays/tenants/example/cluster-example.yaml")
+            .exists()
+    );
+    let before = repo.snapshot();
+    let again = repo.run(&["init"]);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("init never overwrites"), "{}", again.stderr);
+    assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn schema_describes_both_files() {
+    let run = Repo::empty().run(&["schema"]);
+    assert_eq!(run.code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["tenant"]["title"], "TenantFile");
+    assert_eq!(doc["platform"]["title"], "PlatformFile");
+    let committed = std::fs::read_to_string(crate::common::project_root().join("kaas.schema.json")).unwrap();
+    assert_eq!(
+        run.stdout, committed,
+        "kaas.schema.json is stale: run `kaas-gitops schema > kaas.schema.json`"
+    );
 }

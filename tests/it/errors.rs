@@ -1,0 +1,421 @@
+//! One test per kind of bad input: exit 1, a message naming file:line:column, and nothing on
+//! disk changed.
+
+use crate::common::Repo;
+
+/// A valid tenant to break in one place.
+const GOOD: &str = "apiVersion: kaas-gitops.dev/v1alpha1
+kind: Tenant
+metadata:
+  name: bad
+spec:
+  kubernetes:
+    version: v1.33.4
+  infrastructure:
+    provider: proxmox
+    proxmox:
+      sourceNode: pve
+      templateID: 100
+      dnsServers: [10.0.0.53]
+  workers:
+    - name: md-0
+      replicas: 1
+";
+
+/// Renders the example once, adds `rel` with `content`, renders again and checks the failure.
+#[track_caller]
+fn refused(rel: &str, content: &[u8], location: &str, message: &str) -> String {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let p = repo.path().join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, content).unwrap();
+    let before = repo.snapshot();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "exit code; stderr:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("--> {location}")),
+        "no `{location}` in:\n{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(message), "no `{message}` in:\n{}", run.stderr);
+    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert_eq!(before, repo.snapshot(), "a failed render changed files");
+    run.stderr
+}
+
+fn tenant(edit: impl Fn(&str) -> String) -> Vec<u8> {
+    edit(GOOD).into_bytes()
+}
+
+#[test]
+fn good_fixture_renders() {
+    let repo = Repo::example();
+    repo.write("tenants/bad.yaml", GOOD);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn unknown_key_names_the_valid_ones() {
+    let err = refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("      replicas: 1", "      replica: 1")),
+        "tenants/bad.yaml:16:7",
+        "unknown field `replica`",
+    );
+    assert!(err.contains("valid keys here: name, replicas, autoscaling"), "{err}");
+}
+
+#[test]
+fn duplicate_key() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("    version: v1.33.4\n", "    version: v1.33.4\n    version: v1.33.5\n")),
+        "tenants/bad.yaml:8:5",
+        "duplicate key `version`",
+    );
+}
+
+#[test]
+fn anchors_and_aliases() {
+    let err = refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "dnsServers: [10.0.0.53]",
+                "dnsServers: &dns [10.0.0.53]\n      allowedNodes: *dns",
+            )
+        }),
+        "tenants/bad.yaml:13:19",
+        "YAML anchors (`&name`) are not allowed",
+    );
+    assert!(err.contains("--> tenants/bad.yaml:14:21"), "{err}");
+    assert!(err.contains("YAML aliases (`*name`) are not allowed"), "{err}");
+}
+
+#[test]
+fn tab_indentation() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("  name: bad", "\tname: bad")),
+        "tenants/bad.yaml:4:1",
+        "tab used for indentation",
+    );
+}
+
+#[test]
+fn non_utf8() {
+    let mut bytes = GOOD.as_bytes().to_vec();
+    let at = GOOD.find("pve").unwrap();
+    bytes[at] = 0xff;
+    refused(
+        "tenants/bad.yaml",
+        &bytes,
+        "tenants/bad.yaml:11:19",
+        "file is not valid UTF-8",
+    );
+}
+
+#[test]
+fn file_over_one_mib() {
+    let big = format!("{GOOD}# {}\n", "x".repeat(1024 * 1024));
+    refused(
+        "tenants/bad.yaml",
+        big.as_bytes(),
+        "tenants/bad.yaml",
+        "file is larger than 1024 KiB",
+    );
+}
+
+#[test]
+fn version_written_as_a_float() {
+    let err = refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("version: v1.33.4", "version: 1.30")),
+        "tenants/bad.yaml:7:14",
+        "the version `1.30` is a YAML number, not a string",
+    );
+    assert!(err.contains("quote it"), "{err}");
+}
+
+#[test]
+fn name_must_equal_the_file_stem() {
+    refused(
+        "tenants/other.yaml",
+        GOOD.as_bytes(),
+        "tenants/other.yaml:4:9",
+        "`metadata.name` is `bad` but the file is `other.yaml`",
+    );
+}
+
+#[test]
+fn name_must_be_a_short_dns_label() {
+    let long = "a".repeat(41);
+    refused(
+        &format!("tenants/{long}.yaml"),
+        &tenant(|t| t.replace("name: bad", &format!("name: {long}"))),
+        &format!("tenants/{long}.yaml:4:9"),
+        "is 41 characters long; the limit is 40",
+    );
+    refused(
+        "tenants/Bad_1.yaml",
+        &tenant(|t| t.replace("name: bad", "name: Bad_1")),
+        "tenants/Bad_1.yaml:4:9",
+        "`Bad_1` is not a DNS-1035 label",
+    );
+}
+
+#[test]
+fn reserved_names() {
+    for name in [
+        "platform",
+        "default",
+        "kube-system",
+        "capi-system",
+        "kamaji-system",
+        "flux-system",
+    ] {
+        refused(
+            &format!("tenants/{name}.yaml"),
+            &tenant(|t| t.replace("name: bad", &format!("name: {name}"))),
+            &format!("tenants/{name}.yaml:4:9"),
+            &format!("`{name}` is reserved"),
+        );
+    }
+}
+
+#[test]
+fn vip_used_by_another_tenant() {
+    // acme's endpoint in the example is 10.0.4.10.
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "  infrastructure:",
+                "  controlPlane:\n    endpoint: {host: 10.0.4.10}\n  infrastructure:",
+            )
+        }),
+        "tenants/bad.yaml:9:22",
+        "the VIP 10.0.4.10 is already the endpoint of tenant `acme`",
+    );
+}
+
+#[test]
+fn vip_that_is_not_an_ip() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "  infrastructure:",
+                "  controlPlane:\n    endpoint: {host: api.example.com}\n  infrastructure:",
+            )
+        }),
+        "tenants/bad.yaml:9:22",
+        "`api.example.com` is not an IP address",
+    );
+}
+
+#[test]
+fn cidrs_invalid_or_overlapping() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "  infrastructure:",
+                "  network:\n    pods: [10.96.0.0/16]\n  infrastructure:",
+            )
+        }),
+        "tenants/bad.yaml:9:12",
+        "pod CIDR `10.96.0.0/16` overlaps service CIDR `10.96.0.0/12`",
+    );
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "  infrastructure:",
+                "  network:\n    services: [10.96.0.0/33]\n  infrastructure:",
+            )
+        }),
+        "tenants/bad.yaml:9:16",
+        "`10.96.0.0/33` is not a CIDR",
+    );
+}
+
+#[test]
+fn autoscaling_bounds() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "      replicas: 1",
+                "      autoscaling: {min: 4, max: 2}\n      machine: {cpus: 2, memoryMiB: 4096}",
+            )
+        }),
+        "tenants/bad.yaml:16:26",
+        "`autoscaling.min` (4) is greater than `autoscaling.max` (2)",
+    );
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "      replicas: 1",
+                "      replicas: 1\n      autoscaling: {min: 1, max: 2}",
+            )
+        }),
+        "tenants/bad.yaml:17:20",
+        "`replicas` and `autoscaling` are exclusive",
+    );
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("      replicas: 1", "      autoscaling: {min: 0, max: 2}")),
+        "tenants/bad.yaml:16:26",
+        "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`",
+    );
+}
+
+#[test]
+fn kubernetes_version_outside_the_supported_range() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("version: v1.33.4", "version: v1.29.0")),
+        "tenants/bad.yaml:7:14",
+        "Kubernetes v1.29.0 is outside the platform's supported range",
+    );
+}
+
+#[test]
+fn shared_datastore_must_be_declared() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "  infrastructure:",
+                "  controlPlane:\n    dataStore: {shared: nope}\n  infrastructure:",
+            )
+        }),
+        "tenants/bad.yaml:9:25",
+        "the platform declares no DataStore `nope`",
+    );
+}
+
+#[test]
+fn inline_secrets_are_refused() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "  infrastructure:",
+                "  controlPlane:\n    apiServer:\n      extraArgs: [\"--token=s3cr3t\"]\n  infrastructure:",
+            )
+        }),
+        "tenants/bad.yaml:10:19",
+        "the flag `--token` carries a literal secret",
+    );
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| {
+            t.replace(
+                "      sourceNode: pve",
+                "      sourceNode: pve\n      password: hunter2",
+            )
+        }),
+        "tenants/bad.yaml:12:17",
+        "`password` holds a literal secret",
+    );
+}
+
+#[test]
+fn unknown_provider_lists_the_known_ones() {
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("provider: proxmox", "provider: vsphere")),
+        "tenants/bad.yaml:9:15",
+        "unknown variant `vsphere`",
+    );
+}
+
+#[test]
+fn second_document_and_yml_extension() {
+    refused(
+        "tenants/bad.yaml",
+        format!("{GOOD}---\nkind: Tenant\n").as_bytes(),
+        "tenants/bad.yaml:17:1",
+        "a second YAML document in one file",
+    );
+    refused(
+        "tenants/bad.yml",
+        GOOD.as_bytes(),
+        "tenants/bad.yml",
+        "`tenants/bad.yml` ends in `.yml`",
+    );
+}
+
+#[test]
+fn exhausted_vip_pool() {
+    let repo = Repo::example();
+    let platform = repo
+        .read("kaas.yaml")
+        .replace("10.0.4.100-10.0.4.199", "10.0.4.100-10.0.4.101");
+    repo.write("kaas.yaml", &platform);
+    // globex and initech take both addresses; a third tenant finds none.
+    assert_eq!(repo.run(&["render"]).code, 0);
+    repo.write("tenants/bad.yaml", GOOD);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the platform's VIP pools are exhausted"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--> tenants/bad.yaml"), "{}", run.stderr);
+}
+
+#[test]
+fn bad_platform_file() {
+    let repo = Repo::example();
+    let platform = repo
+        .read("kaas.yaml")
+        .replace("  dataStores: [default]", "  dataStore: [default]");
+    repo.write("kaas.yaml", &platform);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("unknown field `dataStore`"), "{}", run.stderr);
+    assert!(run.stderr.contains("--> kaas.yaml:"), "{}", run.stderr);
+}
+
+#[test]
+fn every_error_of_a_run_is_reported_together() {
+    let repo = Repo::example();
+    repo.write(
+        "tenants/one.yaml",
+        &GOOD
+            .replace("name: bad", "name: one")
+            .replace("version: v1.33.4", "version: 1.30"),
+    );
+    repo.write(
+        "tenants/two.yaml",
+        &GOOD
+            .replace("name: bad", "name: two")
+            .replace("replicas: 1", "replica: 1"),
+    );
+    repo.write(
+        "tenants/three.yaml",
+        &GOOD.replace("name: bad", "name: three").replace(
+            "      replicas: 1",
+            "      autoscaling: {min: 3, max: 1}\n      machine: {cpus: 1, memoryMiB: 1024}",
+        ),
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1);
+    insta::assert_snapshot!(run.stderr);
+}
+
+#[test]
+fn missing_platform_file() {
+    let repo = Repo::empty();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("no `kaas.yaml`"), "{}", run.stderr);
+    assert!(run.stderr.contains("kaas-gitops init"), "{}", run.stderr);
+}
