@@ -208,11 +208,15 @@ impl Indexer<'_> {
                         break;
                     }
                 }
-                Event::Alias(_) | Event::UnresolvedAlias(_) => indexer.problem(
-                    &span,
-                    "YAML aliases (`*name`) are not allowed",
-                    "write the value out in full; anchors and aliases are refused so that every value is visible where it applies",
-                ),
+                Event::Alias(_) | Event::UnresolvedAlias(_) => {
+                    // An alias takes a node's place: consume it so later keys stay keys.
+                    indexer.enter(&span);
+                    indexer.problem(
+                        &span,
+                        "YAML aliases (`*name`) are not allowed",
+                        "write the value out in full; anchors and aliases are refused so that every value is visible where it applies",
+                    );
+                }
                 // The Anchor event's span covers the `&name` token itself.
                 Event::Anchor(..) => indexer.problem(
                     &span,
