@@ -90,6 +90,10 @@ pub struct SelectArgs {
     /// alone with a warning. Use it in CI.
     #[arg(long)]
     pub locked: bool,
+    /// Re-render and compare every tenant, including those whose overlay records the same input
+    /// hash as this run (the default skips them). Catches hand edits inside overlays.
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// `render`.

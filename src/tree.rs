@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 
 use crate::render::Tree;
 
@@ -83,11 +84,16 @@ impl Plan {
 }
 
 /// Compares `tree` with the files under `repo`. Files under an `owned` prefix that the tree
-/// does not contain are stale.
-pub fn plan(repo: &Path, tree: &Tree, owned: &[String]) -> Result<Plan> {
+/// does not contain are stale, except under a `keep` prefix (overlays known to be current).
+pub fn plan(repo: &Path, tree: &Tree, owned: &[String], keep: &[String]) -> Result<Plan> {
     let mut plan = Plan::default();
-    for (path, new) in tree {
-        match read_if_exists(&repo.join(path), new.len())? {
+    // Reads are independent; on a cold cache they overlap well across threads.
+    let existing: Vec<Result<Option<Vec<u8>>>> = tree
+        .par_iter()
+        .map(|(path, new)| read_if_exists(&repo.join(path), new.len()))
+        .collect();
+    for ((path, new), old) in tree.iter().zip(existing) {
+        match old? {
             None => plan.created.push((path.clone(), new.clone())),
             Some(old) if &old == new => plan.unchanged += 1,
             Some(old) => plan.changed.push((path.clone(), old, new.clone())),
@@ -98,6 +104,12 @@ pub fn plan(repo: &Path, tree: &Tree, owned: &[String]) -> Result<Plan> {
         list_files(repo, prefix.trim_end_matches('/'), &mut on_disk)?;
     }
     for path in on_disk {
+        if keep.iter().any(|k| path.starts_with(k.as_str()))
+            && !path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK))
+        {
+            plan.unchanged += 1;
+            continue;
+        }
         if path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK)) {
             plan.leftovers.push(path);
         } else if !tree.contains_key(&path) {
@@ -156,57 +168,72 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
         .map(|(p, b)| (p, b))
         .chain(plan.changed.iter().map(|(p, _, b)| (p, b)))
         .collect();
-    let mut temps: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(writes.len());
     let pid = std::process::id();
-    let result = (|| -> Result<()> {
-        for (rel, bytes) in &writes {
-            let target = repo.join(rel);
-            let dir = target.parent().expect("a file in the tree has a parent directory");
-            fs_err::create_dir_all(dir)?;
-            let name = target.file_name().expect("a file name").to_string_lossy();
-            let temp = dir.join(format!(".{name}{TEMP_MARK}{pid}"));
-            let mut f = fs_err::File::create(&temp)?;
-            temps.push((temp, target.clone()));
+    let targets: Vec<PathBuf> = writes.iter().map(|(rel, _)| repo.join(rel)).collect();
+    let dirs: BTreeSet<PathBuf> = targets
+        .iter()
+        .map(|t| {
+            t.parent()
+                .expect("a file in the tree has a parent directory")
+                .to_path_buf()
+        })
+        .collect();
+    for d in &dirs {
+        fs_err::create_dir_all(d)?;
+    }
+    let temp_of = |target: &Path| {
+        let name = target.file_name().expect("a file name").to_string_lossy();
+        target.with_file_name(format!(".{name}{TEMP_MARK}{pid}"))
+    };
+    // 1. Every temp file, in parallel: file creation dominates a cold render.
+    let written: Vec<Result<()>> = writes
+        .par_iter()
+        .zip(targets.par_iter())
+        .map(|((_, bytes), target)| {
+            let mut f = fs_err::File::create(temp_of(target))?;
             f.write_all(bytes)?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        for (temp, _) in &temps {
-            let _ = std::fs::remove_file(temp);
+            Ok(())
+        })
+        .collect();
+    if let Some(Err(e)) = written.into_iter().find(Result::is_err) {
+        for t in &targets {
+            let _ = std::fs::remove_file(temp_of(t));
         }
         return Err(e);
     }
-    if !temps.is_empty() {
+    // 2. One syncfs makes all of them durable before any rename exposes them.
+    if !targets.is_empty() {
         sync_filesystem(repo)?;
     }
-    let mut dirs = BTreeSet::new();
-    for (temp, target) in &temps {
-        fs_err::rename(temp, target)?;
-        dirs.insert(target.parent().expect("a parent").to_path_buf());
-    }
+    // 3. Renames: each file switches atomically from old to new content.
+    targets
+        .par_iter()
+        .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
+    let mut synced: BTreeSet<PathBuf> = dirs;
     for rel in &plan.leftovers {
         let _ = std::fs::remove_file(repo.join(rel));
     }
-    // Deletions come last: a crash before this point leaves the old tenant, never a hole.
+    // 4. Deletions come last: a crash before this point leaves the old tenant, never a hole.
     for (rel, _) in &plan.deleted {
         let path = repo.join(rel);
         fs_err::remove_file(&path)?;
         let mut dir = path.parent().map(Path::to_path_buf);
         while let Some(d) = dir {
             if d == repo || std::fs::remove_dir(&d).is_err() {
-                dirs.insert(d);
+                synced.insert(d);
                 break;
             }
             dir = d.parent().map(Path::to_path_buf);
         }
     }
-    for d in dirs {
-        if let Ok(f) = std::fs::File::open(&d) {
+    // 5. The directories, so the renames and deletions themselves survive a power loss.
+    synced.par_iter().try_for_each(|d| -> Result<()> {
+        if let Ok(f) = std::fs::File::open(d) {
             f.sync_all()
                 .with_context(|| format!("failed to sync `{}`", d.display()))?;
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 

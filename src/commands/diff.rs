@@ -13,13 +13,19 @@ use crate::tree;
 pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitStatus> {
     let rendered = match inputs::read(repo)? {
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
-        Ok(inputs) => match pipeline::run(&inputs, select) {
+        Ok(inputs) => match pipeline::run(
+            &inputs,
+            &SelectArgs {
+                full: true,
+                ..select.clone()
+            },
+        ) {
             Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
             Ok(r) => r,
         },
     };
     printer.diagnostics(&rendered.warnings);
-    let plan = tree::plan(repo, &rendered.tree, &rendered.owned)?;
+    let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
     printer.data(&plan.unified_diff());
     if plan.is_empty() {
         printer.status("no changes");

@@ -1,6 +1,7 @@
 //! Reads the files people write from disk: `kaas.yaml`, `tenants/*.yaml`, `kaas.lock` and
 //! whether `base/` folders exist. The only place the render pipeline reads inputs.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -8,6 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::diagnostics::Diagnostic;
 use crate::lock::LOCK_PATH;
+use crate::render::INPUT_HASH_PREFIX;
 use crate::spec::load::MAX_FILE_BYTES;
 
 /// The platform file's path.
@@ -28,6 +30,34 @@ pub struct Inputs {
     pub base_tenant: bool,
     /// Problems with the set of files (not their content).
     pub problems: Vec<Diagnostic>,
+    /// The input hash recorded in each tenant overlay whose file list is intact.
+    pub overlay_hashes: BTreeMap<String, String>,
+}
+
+/// The input hash in `overlays/tenants/<name>/kustomization.yaml`, when the folder holds exactly
+/// the files that kustomization lists (a missing or extra file means: render it again).
+fn overlay_hash(repo: &Path, name: &str) -> Option<String> {
+    let dir = repo.join("overlays/tenants").join(name);
+    let text = std::fs::read_to_string(dir.join("kustomization.yaml")).ok()?;
+    let hash = text
+        .lines()
+        .take(3)
+        .find_map(|l| l.strip_prefix(INPUT_HASH_PREFIX))?
+        .to_string();
+    let mut listed: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .filter(|r| !r.starts_with("../"))
+        .collect();
+    listed.push("kustomization.yaml");
+    listed.sort_unstable();
+    let mut present: Vec<String> = std::fs::read_dir(&dir)
+        .ok()?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<std::io::Result<_>>()
+        .ok()?;
+    present.sort_unstable();
+    (present == listed).then_some(hash)
 }
 
 /// Reads at most one byte more than the limit, so a huge file costs no memory.
@@ -105,7 +135,12 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
     } else {
         None
     };
+    let overlay_hashes = tenants
+        .iter()
+        .filter_map(|(_, stem, _)| overlay_hash(repo, stem).map(|h| (stem.clone(), h)))
+        .collect();
     Ok(Ok(Inputs {
+        overlay_hashes,
         platform,
         tenants,
         lock,

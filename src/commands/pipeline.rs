@@ -2,6 +2,10 @@
 //! validate -> resolve images -> render -> desired tree (including `kaas.lock` when this run
 //! changes it). Pure after the inputs are read.
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest, Sha256};
+
 use crate::cli::SelectArgs;
 use crate::commands::inputs::{Inputs, PLATFORM_PATH};
 use crate::diagnostics::Diagnostic;
@@ -23,6 +27,39 @@ pub struct Rendered {
     pub owned: Vec<String>,
     /// Warnings to print.
     pub warnings: Vec<Diagnostic>,
+    /// Overlay folders left as they are: their recorded input hash equals this run's.
+    pub keep: Vec<String>,
+}
+
+/// Each tenant's input hash: the tool version, every platform input that reaches a tenant
+/// overlay (kaas.yaml, resolved images, base/tenant), the tenant file and its VIP. Equal hashes
+/// mean byte-identical overlays, so an unchanged tenant need not be rendered or compared.
+fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTreeMap<String, String> {
+    let mut platform = Sha256::new();
+    platform.update(env!("CARGO_PKG_VERSION").as_bytes());
+    platform.update(&inputs.platform);
+    for spec in model.platform.images() {
+        platform.update(images.get(spec).full().as_bytes());
+        platform.update(b"\n");
+    }
+    platform.update([u8::from(inputs.base_tenant)]);
+    let platform = platform.finalize();
+    let bytes: BTreeMap<&str, &[u8]> = inputs
+        .tenants
+        .iter()
+        .map(|(_, stem, b)| (stem.as_str(), b.as_slice()))
+        .collect();
+    model
+        .tenants
+        .iter()
+        .map(|t| {
+            let mut h = Sha256::new();
+            h.update(platform);
+            h.update(bytes.get(t.name.as_str()).copied().unwrap_or_default());
+            h.update(t.vip.map(|v| v.to_string()).unwrap_or_default().as_bytes());
+            (t.name.clone(), format!("sha256:{}", hex::encode(h.finalize())))
+        })
+        .collect()
 }
 
 /// Runs the pure pipeline. `Err` holds every problem of every input.
@@ -78,7 +115,23 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
         base_tenant: inputs.base_tenant,
     };
     let only = (!select.tenants.is_empty()).then_some(select.tenants.as_slice());
-    let (mut tree, owned) = render::render(&validated.model, &images, ctx, only);
+    let hashes = input_hashes(inputs, &validated.model, &images);
+    let skip: BTreeSet<String> = if select.full {
+        BTreeSet::new()
+    } else {
+        hashes
+            .iter()
+            .filter(|(name, h)| inputs.overlay_hashes.get(*name) == Some(*h))
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
+    let selection = render::Selection {
+        only,
+        skip: &skip,
+        hashes: &hashes,
+    };
+    let (mut tree, owned) = render::render(&validated.model, &images, ctx, selection);
+    let keep = skip.iter().map(|t| format!("overlays/tenants/{t}/")).collect();
     if validated.lock != lock
         || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..]))
     {
@@ -89,5 +142,6 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
         tree,
         owned,
         warnings,
+        keep,
     })
 }

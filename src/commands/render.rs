@@ -14,14 +14,17 @@ use crate::tree;
 /// Runs `render`.
 pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStatus> {
     let started = std::time::Instant::now();
+    // `--check` is a CI gate: it compares every file, so hand edits inside overlays are caught.
+    let mut select = args.select.clone();
+    select.full |= args.check;
     let rendered = match inputs::read(repo)? {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
-        Ok(inputs) => match pipeline::run(&inputs, &args.select) {
+        Ok(inputs) => match pipeline::run(&inputs, &select) {
             Err(d) => return Ok(report_invalid(printer, args.format, d)),
             Ok(r) => r,
         },
     };
-    let plan = tree::plan(repo, &rendered.tree, &rendered.owned)?;
+    let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
     let tenants: Vec<String> = rendered
         .model
         .tenants

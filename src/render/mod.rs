@@ -9,7 +9,7 @@ mod tenant;
 mod workers;
 pub mod yaml;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
@@ -49,19 +49,34 @@ impl Object {
     }
 }
 
-/// Renders the platform layer, the Flux entry points and the tenants in `only` (all when
-/// `None`). Returns the tree and the path prefixes it owns (stale files under them are deleted).
-pub fn render(model: &Model, images: &Images, ctx: Context, only: Option<&[String]>) -> (Tree, Vec<String>) {
+/// Which tenants a render covers.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    /// Only these tenants (all when `None`).
+    pub only: Option<&'a [String]>,
+    /// Tenants whose overlay on disk is current (same input hash): not rendered.
+    pub skip: &'a BTreeSet<String>,
+    /// Each tenant's input hash, recorded in its `kustomization.yaml`.
+    pub hashes: &'a BTreeMap<String, String>,
+}
+
+/// The header line that records a tenant overlay's input hash.
+pub const INPUT_HASH_PREFIX: &str = "# kaas-gitops-input: ";
+
+/// Renders the platform layer, the Flux entry points and the selected tenants. Returns the tree
+/// and the path prefixes it owns (stale files under them are deleted).
+pub fn render(model: &Model, images: &Images, ctx: Context, sel: Selection<'_>) -> (Tree, Vec<String>) {
+    let only = sel.only;
     let mut tree = Tree::new();
     let mut owned = vec!["overlays/platform/".to_string(), "flux/".to_string()];
-    add_dir(
-        &mut tree,
-        "overlays/platform",
-        "kaas.yaml",
-        platform::objects(model, images),
-        ctx.base_platform.then_some("../../base/platform"),
-        None,
-    );
+    let platform_dir = Dir {
+        path: "overlays/platform".into(),
+        input: "kaas.yaml",
+        base: ctx.base_platform.then_some("../../base/platform"),
+        namespace: None,
+        hash: None,
+    };
+    add_dir(&mut tree, &platform_dir, platform::objects(model, images));
     for (path, bytes) in flux::files(model) {
         tree.insert(path, bytes);
     }
@@ -69,6 +84,7 @@ pub fn render(model: &Model, images: &Images, ctx: Context, only: Option<&[Strin
         .tenants
         .iter()
         .filter(|t| only.is_none_or(|names| names.contains(&t.name)))
+        .filter(|t| !sel.skip.contains(&t.name))
         .collect();
     match only {
         None => owned.push("overlays/tenants/".to_string()),
@@ -76,7 +92,7 @@ pub fn render(model: &Model, images: &Images, ctx: Context, only: Option<&[Strin
     }
     let rendered: Vec<Tree> = selected
         .par_iter()
-        .map(|t| tenant_tree(model, images, ctx, t))
+        .map(|t| tenant_tree(model, images, ctx, t, sel.hashes.get(&t.name).map(String::as_str)))
         .collect();
     for t in rendered {
         tree.extend(t);
@@ -84,21 +100,31 @@ pub fn render(model: &Model, images: &Images, ctx: Context, only: Option<&[Strin
     (tree, owned)
 }
 
-/// One tenant's overlay.
-pub fn tenant_tree(model: &Model, images: &Images, ctx: Context, t: &Tenant) -> Tree {
+/// One tenant's overlay; `hash` is recorded in its `kustomization.yaml`.
+pub fn tenant_tree(model: &Model, images: &Images, ctx: Context, t: &Tenant, hash: Option<&str>) -> Tree {
     let mut tree = Tree::new();
-    add_dir(
-        &mut tree,
-        &format!("overlays/tenants/{}", t.name),
-        &t.source_path,
-        tenant::objects(&model.platform, images, t),
-        ctx.base_tenant.then_some("../../../base/tenant"),
-        Some(&t.name),
-    );
+    let dir = Dir {
+        path: format!("overlays/tenants/{}", t.name),
+        input: &t.source_path,
+        base: ctx.base_tenant.then_some("../../../base/tenant"),
+        namespace: Some(&t.name),
+        hash,
+    };
+    add_dir(&mut tree, &dir, tenant::objects(&model.platform, images, t));
     tree
 }
 
-fn add_dir(tree: &mut Tree, dir: &str, input: &str, objects: Vec<Object>, base: Option<&str>, namespace: Option<&str>) {
+/// An overlay folder.
+struct Dir<'a> {
+    path: String,
+    input: &'a str,
+    base: Option<&'a str>,
+    namespace: Option<&'a str>,
+    hash: Option<&'a str>,
+}
+
+fn add_dir(tree: &mut Tree, d: &Dir<'_>, objects: Vec<Object>) {
+    let (dir, input, base, namespace) = (d.path.as_str(), d.input, d.base, d.namespace);
     let mut resources: Vec<String> = Vec::new();
     for obj in objects {
         let file = obj.file_name();
@@ -117,10 +143,14 @@ fn add_dir(tree: &mut Tree, dir: &str, input: &str, objects: Vec<Object>, base: 
         "namespace" => namespace,
         "resources" => resources,
     };
-    tree.insert(
-        format!("{dir}/kustomization.yaml"),
-        yaml::document(input, &kustomization),
-    );
+    let mut bytes = yaml::document(input, &kustomization);
+    if let Some(h) = d.hash {
+        // Second header line: lets the next run skip this tenant when its inputs are unchanged.
+        let at = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let line = format!("{INPUT_HASH_PREFIX}{h}\n");
+        bytes.splice(at..at, line.into_bytes());
+    }
+    tree.insert(format!("{dir}/kustomization.yaml"), bytes);
 }
 
 /// `metadata` with a name, an optional namespace and the labels every object carries.

@@ -220,7 +220,24 @@ fn render_one_tenant_leaves_the_others_alone() {
         repo.read("overlays/tenants/globex/kamajicontrolplane-globex.yaml"),
         "hand edit\n"
     );
-    assert_eq!(repo.run(&["render"]).code, 0);
+    // A plain render skips globex: its inputs are unchanged (the hash in its kustomization.yaml).
+    let fast = repo.run(&["render"]);
+    assert!(fast.stderr.contains("globex    unchanged"), "{}", fast.stderr);
+    assert_eq!(
+        repo.read("overlays/tenants/globex/kamajicontrolplane-globex.yaml"),
+        "hand edit\n"
+    );
+    // --check compares every file and finds the hand edit; --full repairs it.
+    let check = repo.run(&["render", "--check"]);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert!(
+        check
+            .stdout
+            .contains("+++ b/overlays/tenants/globex/kamajicontrolplane-globex.yaml"),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(repo.run(&["render", "--full"]).code, 0);
     assert_eq!(
         repo.read("overlays/tenants/globex/kamajicontrolplane-globex.yaml"),
         globex

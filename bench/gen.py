@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Generates a repository of N varied tenants from the example kaas.yaml (used by bench/scale.py)."""
+import os, shutil, sys
+
+TEMPLATE = """apiVersion: kaas-gitops.dev/v1alpha1
+kind: Tenant
+metadata:
+  name: {name}
+  labels: {{team: team-{team}}}
+spec:
+  kubernetes:
+    version: v1.{minor}.{patch}
+  controlPlane:
+    replicas: {cp}
+    dataStore: {datastore}
+{endpoint}  infrastructure:
+    provider: proxmox
+    proxmox:
+      sourceNode: pve{node}
+      templateID: {template}
+      dnsServers: [10.0.0.53]
+      credentialsSecret: proxmox-credentials
+  workers:
+    - name: md-0
+      replicas: {replicas}
+      machine: {{cpus: {cpus}, memoryMiB: {mem}, diskGiB: 40}}
+{extra}  access:
+    adminGroups: [{name}-admins]
+"""
+
+def tenant(i):
+    name = f"t{i:05d}"
+    extra = ""
+    if i % 3 == 0:
+        extra = "    - name: batch\n      autoscaling: {min: 0, max: 5}\n      machine: {cpus: 8, memoryMiB: 32768}\n      labels: {workload: batch}\n"
+    datastore = "{shared: default}" if i % 4 == 0 else "{dedicated: {replicas: 3, storage: 10Gi}}"
+    a, b = divmod(i, 250)
+    endpoint = f"    endpoint: {{host: 10.{100 + a // 250}.{a % 250}.{b + 1}}}\n" if i % 2 == 0 else ""
+    return TEMPLATE.format(name=name, team=i % 17, minor=31 + i % 4, patch=i % 9, cp=2 + i % 2,
+                           datastore=datastore, endpoint=endpoint, node=i % 5, template=100 + i % 3,
+                           replicas=1 + i % 5, cpus=2 + 2 * (i % 3), mem=4096 * (1 + i % 4), extra=extra)
+
+def main():
+    root, n = sys.argv[1], int(sys.argv[2])
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    os.makedirs(os.path.join(root, "tenants"))
+    platform = open(os.path.join(here, "..", "kaas.yaml")).read()
+    # Enough VIPs for every tenant that does not set one.
+    platform = platform.replace('pools: ["10.0.4.100-10.0.4.199"]', 'pools: ["10.200.0.0/16"]')
+    open(os.path.join(root, "kaas.yaml"), "w").write(platform)
+    for i in range(n):
+        open(os.path.join(root, "tenants", f"t{i:05d}.yaml"), "w").write(tenant(i))
+
+if __name__ == "__main__":
+    main()
