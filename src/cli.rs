@@ -69,6 +69,14 @@ pub enum Command {
     /// Print what `render` would change, as a unified diff. Always exits 0 unless the inputs
     /// are invalid.
     Diff(DiffArgs),
+    /// Propose one tenant's change as a branch `<git.branchPrefix><TENANT>` and print the pull
+    /// request's title and markdown body.
+    ///
+    /// The branch starts at BASE and gets one commit with the working tree's tenant file and
+    /// what it renders (that tenant's overlay and Flux entry, and the platform layer only when
+    /// the change needs it). Built from git objects: the checked-out branch, the working tree and
+    /// the index are left as they were. Rerunning after another edit updates the same branch.
+    Pr(PrArgs),
     /// Print the JSON Schema of the Tenant and Platform files (for editors).
     Schema,
 }
@@ -105,8 +113,37 @@ pub struct RenderArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// After writing, commit exactly the files this run wrote or deleted on the current branch.
+    /// Nothing written: no commit. Other changes in the working tree and the index are left
+    /// alone. Author: `git.author` in kaas.yaml, else git config.
+    #[arg(long, conflicts_with = "check")]
+    pub commit: bool,
     #[command(flatten)]
     pub select: SelectArgs,
+}
+
+/// `pr`.
+#[derive(Debug, Args)]
+pub struct PrArgs {
+    /// The tenant: the stem of `tenants/<TENANT>.yaml`. Its file is taken from the working tree
+    /// as it is (a missing file proposes deleting the tenant).
+    pub tenant: String,
+    /// Where the branch starts: a branch, a remote-tracking branch or a commit (default: the
+    /// current branch's upstream, else `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Push the branch to this remote. A push that would drop commits on the remote branch is
+    /// refused (see --force-with-lease).
+    #[arg(long, value_name = "REMOTE")]
+    pub push: Option<String>,
+    /// With --push: replace the remote branch even if that drops commits, but only while it is
+    /// still where this repository last saw it (its remote-tracking branch).
+    #[arg(long, requires = "push")]
+    pub force_with_lease: bool,
+    /// Print only the markdown body, for `gh pr create --body-file -` (the title goes to
+    /// stderr); by default the title, a blank line, then the body.
+    #[arg(long)]
+    pub body_only: bool,
 }
 
 /// `diff`.

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod commands;
 pub mod diagnostics;
+pub mod git;
 pub mod lock;
 pub mod model;
 pub mod render;

@@ -149,3 +149,48 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
         problems,
     }))
 }
+
+impl Inputs {
+    /// Builds inputs from files read elsewhere (a git commit, for `pr`): paths relative to the
+    /// repository root -> bytes. Only `kaas.yaml`, `kaas.lock`, `tenants/*.yaml` and the two
+    /// `base/*/kustomization.yaml` matter; the naming rules are those of [`read`].
+    pub fn from_files(
+        files: &std::collections::BTreeMap<String, Vec<u8>>,
+    ) -> std::result::Result<Inputs, Vec<Diagnostic>> {
+        let Some(platform) = files.get(PLATFORM_PATH) else {
+            return Err(vec![
+                Diagnostic::error(format!("no `{PLATFORM_PATH}`"))
+                    .with_hint("commit `kaas.yaml` first, or pick a base that has it"),
+            ]);
+        };
+        let mut problems = Vec::new();
+        let mut tenants = Vec::new();
+        for (rel, bytes) in files {
+            let Some(name) = rel.strip_prefix("tenants/") else {
+                continue;
+            };
+            if name.contains('/') || name.starts_with('.') {
+                continue;
+            }
+            if let Some(stem) = name.strip_suffix(".yml") {
+                problems.push(
+                    Diagnostic::error(format!("`{rel}` ends in `.yml`"))
+                        .in_file(rel.clone())
+                        .with_hint(format!(
+                            "tenant files end in `.yaml`: rename it to `tenants/{stem}.yaml`"
+                        )),
+                );
+            } else if let Some(stem) = name.strip_suffix(".yaml") {
+                tenants.push((rel.clone(), stem.to_string(), bytes.clone()));
+            }
+        }
+        Ok(Inputs {
+            platform: platform.clone(),
+            tenants,
+            lock: files.get(LOCK_PATH).cloned(),
+            base_platform: files.contains_key("base/platform/kustomization.yaml"),
+            base_tenant: files.contains_key("base/tenant/kustomization.yaml"),
+            problems,
+        })
+    }
+}

@@ -1,9 +1,12 @@
 //! The shell: each command turns settings into a pipeline run and an exit status.
 
+mod commit;
 mod diff;
 mod init;
 pub mod inputs;
 pub mod pipeline;
+mod pr;
+mod pr_body;
 mod printer;
 mod render;
 mod schema;
@@ -42,6 +45,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Init(args) => init::run(&printer, args.dir.as_deref().unwrap_or(&cli.repo)),
         Command::Render(args) => render::run(&printer, &cli.repo, args),
         Command::Diff(args) => diff::run(&printer, &cli.repo, &args.select),
+        Command::Pr(args) => pr::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(),
     };
     match result {

@@ -58,6 +58,14 @@ impl Printer {
         for cause in e.chain().skip(1) {
             text.push_str(&format!("\n  Caused by: {cause}"));
         }
+        // A git error knows what the user can do about it.
+        if let Some(hint) = e
+            .chain()
+            .find_map(|c| c.downcast_ref::<crate::git::GitError>())
+            .and_then(crate::git::GitError::hint)
+        {
+            text.push_str(&format!("\n\nhint: {hint}"));
+        }
         eprintln!("{}", self.paint(&text));
     }
 

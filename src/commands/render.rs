@@ -6,6 +6,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::cli::{Format, RenderArgs};
+use crate::commands::commit::Committer;
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, Printer, inputs, pipeline};
 use crate::diagnostics::{self, Diagnostic};
@@ -73,6 +74,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
             ExitStatus::Success
         });
     }
+    // Git is checked before anything is written, so a failure leaves the repository as it was.
+    let committer = args
+        .commit
+        .then(|| Committer::prepare(repo, &rendered.model.platform))
+        .transpose()?;
     tree::apply(repo, &plan)?;
     match args.format {
         Format::Json => {
@@ -118,6 +124,9 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
                 started.elapsed().as_millis()
             ));
         }
+    }
+    if let Some(committer) = committer {
+        committer.commit(printer, &plan, &summary)?;
     }
     Ok(ExitStatus::Success)
 }
