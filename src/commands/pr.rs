@@ -69,6 +69,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
     let select = SelectArgs {
         tenants: vec![tenant.to_string()],
         locked: false,
+        full: true,
     };
     let after = match pipeline::run(&after_inputs, &select) {
         Ok(r) => r,
