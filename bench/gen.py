@@ -41,7 +41,9 @@ def tenant(i):
                            replicas=1 + i % 5, cpus=2 + 2 * (i % 3), mem=4096 * (1 + i % 4), extra=extra)
 
 def main():
-    root, n = sys.argv[1], int(sys.argv[2])
+    main_args(sys.argv[1], int(sys.argv[2]))
+
+def main_args(root, n):
     here = os.path.dirname(os.path.abspath(__file__))
     if os.path.exists(root):
         shutil.rmtree(root)
