@@ -43,7 +43,7 @@ pub enum Color {
     Never,
 }
 
-/// The output format of `render`.
+/// The output format of `render` and `pin`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Messages for people.
@@ -77,6 +77,17 @@ pub enum Command {
     /// the change needs it). Built from git objects: the checked-out branch, the working tree and
     /// the index are left as they were. Rerunning after another edit updates the same branch.
     Pr(PrArgs),
+    /// Resolve every image's tag to the digest of its manifest and record it in kaas.lock.
+    ///
+    /// Pins are sticky: without --update only images that have no pin are resolved. Each
+    /// manifest's sha256 is checked against the digest the registry states. kaas.lock is
+    /// rewritten only when it changes, and left untouched when anything fails (exit 2 for a
+    /// registry fault, 1 for a tag that does not exist). `render` never touches the network.
+    ///
+    /// Credentials come from the Docker config file ($DOCKER_CONFIG/config.json or
+    /// ~/.docker/config.json, including credential helpers); registries listed in
+    /// spec.registries.insecure are reached over plain HTTP.
+    Pin(PinArgs),
     /// Print the JSON Schema of the Tenant and Platform files (for editors).
     Schema,
 }
@@ -144,6 +155,27 @@ pub struct PrArgs {
     /// stderr); by default the title, a blank line, then the body.
     #[arg(long)]
     pub body_only: bool,
+}
+
+/// `pin`.
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// Apply tag policies (pick the newest matching tag) and re-resolve every selected tag,
+    /// even those already pinned; print what moved.
+    #[arg(long)]
+    pub update: bool,
+    /// Seconds to wait for a registry: connect, each read, and each of the (at most 3) attempts
+    /// of a request.
+    #[arg(long, value_name = "SECONDS", env = "KAAS_REGISTRY_TIMEOUT", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
+    /// Output format (`github` prints errors as annotations).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Only these images: a repository from kaas.yaml (`docker.io/clastix/kamaji`, or
+    /// `clastix/kamaji`), optionally with `:TAG`. Other pins stay as they are.
+    #[arg(value_name = "IMAGE")]
+    pub images: Vec<String>,
 }
 
 /// `diff`.

@@ -9,6 +9,7 @@ pub mod diagnostics;
 pub mod git;
 pub mod lock;
 pub mod model;
+pub mod pin;
 pub mod render;
 pub mod spec;
 pub mod tree;

@@ -4,6 +4,7 @@ mod commit;
 mod diff;
 mod init;
 pub mod inputs;
+mod pin;
 pub mod pipeline;
 mod pr;
 mod pr_body;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Render(args) => render::run(&printer, &cli.repo, args),
         Command::Diff(args) => diff::run(&printer, &cli.repo, &args.select),
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
+        Command::Pin(args) => pin::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(),
     };
     match result {

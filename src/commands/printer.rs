@@ -69,6 +69,16 @@ impl Printer {
         eprintln!("{}", self.paint(&text));
     }
 
+    /// The next step after an error, on stderr, even under `-q`.
+    pub fn hint(&self, text: &str) {
+        eprintln!("\nhint: {text}");
+    }
+
+    /// A closing remark after an error, on stderr, even under `-q`.
+    pub fn note(&self, text: &str) {
+        eprintln!("note: {text}");
+    }
+
     fn paint(&self, text: &str) -> String {
         if !self.color {
             return text.to_string();

@@ -11,8 +11,14 @@ pub fn header(input: &str) -> String {
 
 /// Serializes one object with its header.
 pub fn document(input: &str, node: &Node) -> Vec<u8> {
-    let body =
-        serde_saphyr::to_string(node).expect("a Node always serializes: strings, ints, bools, maps and sequences only");
+    // Never fold a single-line string into `>-`: folding only breaks at spaces, so for one long
+    // token (an image pin `tag@sha256:<hex>` is over 80 characters) it merely moves the value
+    // to its own line, where `grep 'tag: 26.8.2-edge@'` no longer finds it. Multi-line strings
+    // still become literal blocks (`|`).
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.folded_wrap_chars = usize::MAX;
+    let body = serde_saphyr::to_string_with_options(node, options)
+        .expect("a Node always serializes: strings, ints, bools, maps and sequences only");
     let mut out = header(input);
     out.push_str(&body);
     if !out.ends_with('\n') {
@@ -72,6 +78,15 @@ mod tests {
                 "`{trap}` came out as `{line}`"
             );
         }
+    }
+
+    #[test]
+    fn a_long_image_pin_stays_on_its_line() {
+        let pin = format!("26.8.2-edge@sha256:{}", "a".repeat(64));
+        let out = String::from_utf8(document("t", &map! {"tag" => pin.as_str()})).unwrap();
+        assert_eq!(out.lines().nth(1), Some(format!("tag: {pin}").as_str()));
+        let out = String::from_utf8(document("t", &map! {"script" => "a\nb\n"})).unwrap();
+        assert!(out.contains("script: |\n  a\n  b\n"), "{out}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub use tenant::MAX_NAME;
 
 use crate::diagnostics::Diagnostic;
 use crate::lock::Lock;
-use crate::model::Model;
+use crate::model::{Model, Platform};
 use crate::spec::load::Loaded;
 use crate::spec::raw::{PlatformFile, TenantFile};
 
@@ -25,6 +25,12 @@ pub struct Validated {
     pub model: Model,
     /// The lock with this run's VIP allocations.
     pub lock: Lock,
+}
+
+/// Validates `kaas.yaml` alone and builds the platform model, for commands that need no
+/// tenants (`pin`); `Err` holds every problem of the file.
+pub fn platform(platform: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnostic>> {
+    platform::platform(platform)
 }
 
 /// Validates everything; `Err` holds every problem of every file.

@@ -90,6 +90,17 @@ impl Repo {
             .into()
     }
 
+    /// Runs the binary with `--repo <this>`, `args` and extra environment variables.
+    #[track_caller]
+    pub fn run_with(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Run {
+        let mut c = bin();
+        c.arg("--repo").arg(self.path()).args(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().expect("the binary runs").into()
+    }
+
     /// Every file under the repository (relative path -> bytes), excluding `.git`.
     pub fn snapshot(&self) -> std::collections::BTreeMap<String, Vec<u8>> {
         let mut out = std::collections::BTreeMap::new();

@@ -3,4 +3,6 @@
 mod common;
 mod errors;
 mod git;
+mod pin;
+mod registry;
 mod render;

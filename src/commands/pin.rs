@@ -1,0 +1,197 @@
+//! `pin [--update] [IMAGE...]`: resolve image tags to digests into `kaas.lock`.
+//!
+//! Loads and validates `kaas.yaml` like `render` does, plans the new pins against the real
+//! registries, and only then writes the lock: atomically, and only when its bytes change. Any
+//! failure returns before the write, so `kaas.lock` stays byte-identical.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::cli::{Format, PinArgs};
+use crate::commands::inputs::{self, PLATFORM_PATH};
+use crate::commands::render::report_invalid;
+use crate::commands::{ExitStatus, Printer};
+use crate::diagnostics::Diagnostic;
+use crate::lock::{LOCK_PATH, Lock};
+use crate::model::Platform;
+use crate::pin::auth::DockerConfig;
+use crate::pin::registry::{OciRegistry, Options};
+use crate::pin::{self, Change, Entry, Outcome, PinError, Request};
+use crate::render::Tree;
+use crate::spec::load;
+use crate::spec::raw::PlatformFile;
+use crate::tree;
+use crate::validate;
+
+/// `pin`'s settings: the arguments plus the environment. The only place `pin` reads the
+/// environment (clap reads `KAAS_REGISTRY_TIMEOUT` into `--timeout`).
+#[derive(Debug, Clone)]
+struct Settings {
+    request: Request,
+    timeout: Duration,
+    format: Format,
+    docker_config: DockerConfig,
+}
+
+impl Settings {
+    fn resolve(args: &PinArgs) -> Settings {
+        let PinArgs {
+            update,
+            timeout,
+            format,
+            images,
+        } = args;
+        let env_path = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Settings {
+            request: Request {
+                update: *update,
+                images: images.clone(),
+            },
+            timeout: Duration::from_secs(*timeout),
+            format: *format,
+            docker_config: DockerConfig::locate(env_path("DOCKER_CONFIG"), env_path("HOME")),
+        }
+    }
+}
+
+/// Runs `pin`.
+pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus> {
+    let settings = Settings::resolve(args);
+    let (platform, lock, lock_bytes) = match load(repo)? {
+        Ok(loaded) => loaded,
+        Err(diags) => return Ok(report_invalid(printer, settings.format, diags)),
+    };
+    let mut registry = OciRegistry::new(Options {
+        timeout: settings.timeout,
+        insecure: platform.insecure_registries.clone(),
+        docker_config: settings.docker_config.clone(),
+    })
+    .context("failed to start the registry client")?;
+    let outcome = match pin::plan(&platform, &lock, &settings.request, &mut registry) {
+        Ok(o) => o,
+        Err(e) => return Ok(report_error(printer, settings.format, e)),
+    };
+    let bytes = outcome.lock.to_bytes();
+    let written = lock_bytes.as_deref() != Some(&bytes[..]);
+    if written {
+        write_lock(repo, bytes)?;
+    }
+    report(printer, settings.format, &outcome, written);
+    Ok(ExitStatus::Success)
+}
+
+/// `kaas.yaml` validated into the platform model, and the lock parsed; `Ok(Err(..))` holds
+/// every problem of both.
+#[expect(
+    clippy::type_complexity,
+    reason = "a one-off tuple, named by the bindings at the call"
+)]
+fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Diagnostic>>> {
+    let inputs = match inputs::read(repo)? {
+        Ok(i) => i,
+        Err(d) => return Ok(Err(d)),
+    };
+    let mut errs = Vec::new();
+    let lock = match &inputs.lock {
+        None => Lock::default(),
+        Some(bytes) => Lock::parse(bytes).unwrap_or_else(|e| {
+            errs.extend(e);
+            Lock::default()
+        }),
+    };
+    let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform).and_then(|p| validate::platform(&p));
+    match platform {
+        Ok(p) if errs.is_empty() => Ok(Ok((p, lock, inputs.lock))),
+        Ok(_) => Ok(Err(errs)),
+        Err(e) => {
+            errs.extend(e);
+            Ok(Err(errs))
+        }
+    }
+}
+
+/// Writes `kaas.lock` through a temp file and a rename, so a crash leaves the old or the new
+/// lock, never a torn one.
+fn write_lock(repo: &Path, bytes: Vec<u8>) -> Result<()> {
+    let desired: Tree = [(LOCK_PATH.to_string(), bytes)].into_iter().collect();
+    let plan = tree::plan(repo, &desired, &[], &[])?;
+    tree::apply(repo, &plan).with_context(|| format!("failed to write `{LOCK_PATH}`"))
+}
+
+fn report(printer: &Printer, format: Format, outcome: &Outcome, written: bool) {
+    let count = |c: Change| outcome.entries.iter().filter(|e| e.change == c).count();
+    match format {
+        Format::Json => printer.data(&format!(
+            "{}\n",
+            json!({"ok": true, "lock": LOCK_PATH, "written": written, "images": outcome.entries})
+        )),
+        Format::Github => {}
+        Format::Human => {
+            for e in &outcome.entries {
+                match e.change {
+                    Change::New => printer.status(&format!("pinned    {}", full(e))),
+                    Change::Moved => {
+                        let p = e.previous.as_ref().expect("a moved pin has a previous pin");
+                        printer.status(&format!("moved     {}:{}@{} -> {}", e.image, p.tag, p.digest, full(e)));
+                    }
+                    Change::Unchanged if printer.verbose() => printer.status(&format!("unchanged {}", full(e))),
+                    Change::Unchanged => {}
+                }
+            }
+            let counts = format!(
+                "{} new, {} moved, {} unchanged",
+                count(Change::New),
+                count(Change::Moved),
+                count(Change::Unchanged)
+            );
+            if written {
+                printer.status(&format!("wrote `{LOCK_PATH}`: {counts}"));
+            } else {
+                printer.status(&format!("`{LOCK_PATH}` is up to date: {counts}"));
+            }
+        }
+    }
+}
+
+fn full(e: &Entry) -> String {
+    let kind = match e.index {
+        Some(true) => " (multi-arch index)",
+        _ => "",
+    };
+    format!("{}:{}@{}{kind}", e.image, e.tag, e.digest)
+}
+
+/// Prints why `pin` stopped; exit 1 for what the user must fix, 2 for the environment.
+fn report_error(printer: &Printer, format: Format, e: PinError) -> ExitStatus {
+    let status = if e.is_user_error() {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Error
+    };
+    let hint = e.hint();
+    let error = anyhow::Error::new(e);
+    match format {
+        Format::Json => {
+            let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
+            printer.data(&format!(
+                "{}\n",
+                json!({"ok": false, "written": false, "error": {"message": error.to_string(), "causes": causes, "hint": hint}})
+            ));
+        }
+        Format::Github => {
+            let d = Diagnostic::error(error.to_string())
+                .in_file(PLATFORM_PATH)
+                .with_hint(hint);
+            printer.data(&format!("{}\n", d.github_annotation()));
+        }
+        Format::Human => {
+            printer.error_chain(&error);
+            printer.hint(&hint);
+            printer.note(&format!("`{LOCK_PATH}` was not changed"));
+        }
+    }
+    status
+}

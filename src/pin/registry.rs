@@ -1,0 +1,494 @@
+//! Talking to registries: the [`Registry`] trait `pin` plans against, and [`OciRegistry`], its
+//! implementation over the OCI distribution API with `oci-client`.
+//!
+//! Every call is bounded: a connect and read timeout on the HTTP client, an overall deadline
+//! per attempt, and a few attempts with a short backoff for faults that may pass (connection
+//! refused, timeouts, 5xx). Nothing here retries what cannot change (401, 403, 404, a digest
+//! mismatch). The render core stays synchronous: a current-thread tokio runtime lives inside
+//! [`OciRegistry`] only.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+use oci_client::Reference;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::{
+    IMAGE_MANIFEST_LIST_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE,
+};
+use oci_client::secrets::RegistryAuth;
+
+use crate::pin::auth::{AuthError, DockerConfig};
+use crate::pin::reference::{Digest, ImageRef, api_host};
+
+/// Attempts per request for faults that may pass.
+const ATTEMPTS: u32 = 3;
+/// The first pause between attempts; it doubles after each.
+const BACKOFF: Duration = Duration::from_millis(250);
+/// Tags asked for per page of a tag list.
+const TAG_PAGE: usize = 1000;
+/// Pages of a tag list read at most, so a registry that ignores `last` cannot loop us.
+const MAX_TAG_PAGES: usize = 100;
+
+/// The manifest types `pin` accepts, index types first so a multi-arch tag resolves to its index
+/// (the digest a node pulls by), never to one platform's manifest.
+const ACCEPTED: &[&str] = &[
+    OCI_IMAGE_INDEX_MEDIA_TYPE,
+    IMAGE_MANIFEST_LIST_MEDIA_TYPE,
+    OCI_IMAGE_MEDIA_TYPE,
+    IMAGE_MANIFEST_MEDIA_TYPE,
+];
+
+/// A tag resolved to the digest of its manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The digest, verified against the bytes received.
+    pub digest: Digest,
+    /// Whether the manifest is an image index (a multi-arch tag).
+    pub index: bool,
+}
+
+/// What `pin` needs from registries. [`OciRegistry`] is the real one; tests of the planning
+/// logic use an in-memory one.
+pub trait Registry {
+    /// Resolves `image:tag` to the digest of its manifest, verified.
+    fn resolve(&mut self, image: &ImageRef, tag: &str) -> Result<Resolved, RegistryError>;
+    /// Every tag of `image`.
+    fn tags(&mut self, image: &ImageRef) -> Result<Vec<String>, RegistryError>;
+}
+
+/// What went wrong, in the terms a user acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No connection: DNS, refused, reset, TLS.
+    Unreachable,
+    /// No answer within the limit.
+    Timeout {
+        /// The limit.
+        seconds: u64,
+    },
+    /// 401 or 403.
+    Denied {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// 404: the tag or repository does not exist.
+    NotFound,
+    /// 429.
+    RateLimited,
+    /// 5xx or another unexpected status.
+    Server {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The manifest's bytes do not hash to the digest the registry states.
+    DigestMismatch {
+        /// What the registry states.
+        stated: String,
+        /// What the bytes hash to.
+        actual: Digest,
+    },
+    /// An answer that is not what the distribution API promises.
+    Invalid {
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The credentials could not be read.
+    Credentials,
+}
+
+/// A failed registry operation: which registry, which image (and tag), what went wrong. Boxed,
+/// so the `Result`s that carry it stay small.
+#[derive(Debug)]
+pub struct RegistryError(Box<Details>);
+
+#[derive(Debug)]
+struct Details {
+    /// The registry as people name it.
+    registry: String,
+    /// `image:tag`, or `image` for a tag list.
+    reference: String,
+    /// What was being done: `resolve` or `list the tags of`.
+    action: &'static str,
+    /// What went wrong.
+    kind: ErrorKind,
+    /// The `kaas.yaml` field that names the image, when known.
+    field: Option<String>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl RegistryError {
+    fn new(image: &ImageRef, reference: String, action: &'static str, kind: ErrorKind) -> RegistryError {
+        RegistryError(Box::new(Details {
+            registry: image.registry().to_string(),
+            reference,
+            action,
+            kind,
+            field: None,
+            source: None,
+        }))
+    }
+
+    /// The registry as people name it.
+    pub fn registry(&self) -> &str {
+        &self.0.registry
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0.kind
+    }
+
+    /// Names the `kaas.yaml` field the image comes from, for the hint.
+    #[must_use]
+    pub fn in_field(mut self, field: &str) -> RegistryError {
+        self.0.field = Some(field.to_string());
+        self
+    }
+
+    /// An error about `image:tag`, for tests of code that handles registry errors.
+    #[cfg(test)]
+    pub(crate) fn for_test(image: &ImageRef, tag: &str, kind: ErrorKind) -> RegistryError {
+        RegistryError::new(image, image.with_tag(tag), "resolve", kind)
+    }
+
+    fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> RegistryError {
+        self.0.source = Some(Box::new(source));
+        self
+    }
+
+    /// Whether the user must fix the input (exit 1) rather than the environment (exit 2).
+    pub fn is_user_error(&self) -> bool {
+        self.0.kind == ErrorKind::NotFound
+    }
+
+    /// What to do about it.
+    pub fn hint(&self) -> String {
+        let r = &self.0.registry;
+        match &self.0.kind {
+            ErrorKind::Unreachable => format!(
+                "check that `{r}` is up and reachable from here (DNS, proxy, firewall), then run `kaas-gitops pin` again; a registry served over plain HTTP must be listed in `spec.registries.insecure`"
+            ),
+            ErrorKind::Timeout { .. } => "the registry may be overloaded or unreachable: retry later, or allow more time with `--timeout SECONDS` (or `KAAS_REGISTRY_TIMEOUT`)".to_string(),
+            ErrorKind::Denied { .. } => format!(
+                "log in with `docker login {r}` (kaas-gitops reads `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`); some registries also answer this way for a repository that does not exist"
+            ),
+            ErrorKind::NotFound => match &self.0.field {
+                Some(field) => format!("check `{field}` in `kaas.yaml`: the repository and tag must exist in `{r}`"),
+                None => "check the repository and tag in `kaas.yaml`".to_string(),
+            },
+            ErrorKind::RateLimited => format!("wait and retry, or log in with `docker login {r}` for a higher limit"),
+            ErrorKind::Server { .. } => "the registry failed; retry later".to_string(),
+            ErrorKind::DigestMismatch { .. } => "do not trust this answer: a proxy or mirror may be altering content; retry later or pull through another registry".to_string(),
+            ErrorKind::Invalid { .. } => format!("`{r}` does not answer like an OCI registry; check the repository in `kaas.yaml`"),
+            ErrorKind::Credentials => "fix the Docker config file or its credential helper, or remove the registry's entry to pull anonymously".to_string(),
+        }
+    }
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.0;
+        let (r, what, action) = (&d.registry, &d.reference, d.action);
+        match &d.kind {
+            ErrorKind::Unreachable => write!(f, "cannot connect to registry `{r}` to {action} `{what}`"),
+            ErrorKind::Timeout { seconds } => {
+                write!(
+                    f,
+                    "registry `{r}` did not answer within {seconds} s to {action} `{what}`"
+                )
+            }
+            ErrorKind::Denied { status } => {
+                write!(f, "registry `{r}` denied access to `{what}` (HTTP {status})")
+            }
+            ErrorKind::NotFound => write!(f, "`{what}` does not exist in registry `{r}`"),
+            ErrorKind::RateLimited => write!(f, "registry `{r}` is rate-limiting requests for `{what}` (HTTP 429)"),
+            ErrorKind::Server { status } => write!(f, "registry `{r}` failed with HTTP {status} to {action} `{what}`"),
+            ErrorKind::DigestMismatch { stated, actual } => write!(
+                f,
+                "the manifest of `{what}` from registry `{r}` does not match its digest: the registry states `{stated}`, the bytes received hash to `{actual}`"
+            ),
+            ErrorKind::Invalid { detail } => {
+                write!(
+                    f,
+                    "registry `{r}` sent an unusable answer to {action} `{what}`: {detail}"
+                )
+            }
+            ErrorKind::Credentials => write!(f, "cannot get credentials for registry `{r}` to {action} `{what}`"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// How the real registry client is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Connect and read timeout, and the deadline of one attempt.
+    pub timeout: Duration,
+    /// Registries (`host:port`) served over plain HTTP.
+    pub insecure: Vec<String>,
+    /// Where credentials come from.
+    pub docker_config: DockerConfig,
+}
+
+/// A registry client over the OCI distribution API.
+pub struct OciRegistry {
+    client: oci_client::Client,
+    runtime: tokio::runtime::Runtime,
+    options: Options,
+    /// Credentials per registry, read once.
+    auth: BTreeMap<String, RegistryAuth>,
+}
+
+/// One failed attempt, before it is classified.
+enum Attempt {
+    Oci(OciDistributionError),
+    Deadline,
+}
+
+impl OciRegistry {
+    /// A client; fails only when the async runtime or the HTTP client cannot be created.
+    pub fn new(options: Options) -> std::io::Result<OciRegistry> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let insecure = options.insecure.iter().map(|r| api_host(r).to_string()).collect();
+        let config = ClientConfig {
+            protocol: ClientProtocol::HttpsExcept(insecure),
+            connect_timeout: Some(options.timeout),
+            read_timeout: Some(options.timeout),
+            // Never pick a platform out of an index: `pin` records the index itself.
+            platform_resolver: None,
+            user_agent: concat!("kaas-gitops/", env!("CARGO_PKG_VERSION")),
+            ..ClientConfig::default()
+        };
+        let client = oci_client::Client::try_from(config).map_err(std::io::Error::other)?;
+        Ok(OciRegistry {
+            client,
+            runtime,
+            options,
+            auth: BTreeMap::new(),
+        })
+    }
+
+    fn credentials(
+        &mut self,
+        image: &ImageRef,
+        reference: &str,
+        action: &'static str,
+    ) -> Result<RegistryAuth, RegistryError> {
+        if let Some(a) = self.auth.get(image.registry()) {
+            return Ok(a.clone());
+        }
+        let auth = self
+            .options
+            .docker_config
+            .credentials(image, self.options.timeout)
+            .map_err(|e: AuthError| {
+                RegistryError::new(image, reference.to_string(), action, ErrorKind::Credentials).with_source(e)
+            })?;
+        self.auth.insert(image.registry().to_string(), auth.clone());
+        Ok(auth)
+    }
+
+    /// Runs `op` with a deadline per attempt and retries what may pass.
+    fn retrying<T, F, Fut>(&self, mut op: F) -> Result<T, Attempt>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = oci_client::errors::Result<T>>,
+    {
+        let timeout = self.options.timeout;
+        self.runtime.block_on(async {
+            let mut pause = BACKOFF;
+            let mut attempt = 1;
+            loop {
+                let result = match tokio::time::timeout(timeout, op()).await {
+                    Ok(Ok(v)) => return Ok(v),
+                    Ok(Err(e)) => Attempt::Oci(e),
+                    Err(_) => Attempt::Deadline,
+                };
+                if attempt >= ATTEMPTS || !transient(&result) {
+                    return Err(result);
+                }
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+                attempt += 1;
+            }
+        })
+    }
+
+    fn classify(&self, image: &ImageRef, reference: String, action: &'static str, failure: Attempt) -> RegistryError {
+        let err = |kind| RegistryError::new(image, reference.clone(), action, kind);
+        let e = match failure {
+            Attempt::Deadline => {
+                return err(ErrorKind::Timeout {
+                    seconds: self.options.timeout.as_secs(),
+                });
+            }
+            Attempt::Oci(e) => e,
+        };
+        let kind = match &e {
+            OciDistributionError::RequestError(r) if r.is_timeout() => ErrorKind::Timeout {
+                seconds: self.options.timeout.as_secs(),
+            },
+            OciDistributionError::RequestError(_) => ErrorKind::Unreachable,
+            OciDistributionError::UnauthorizedError { .. } | OciDistributionError::AuthenticationFailure(_) => {
+                ErrorKind::Denied { status: 401 }
+            }
+            OciDistributionError::RegistryError { envelope, .. } => match envelope.errors.first().map(|e| &e.code) {
+                Some(OciErrorCode::ManifestUnknown | OciErrorCode::NameUnknown | OciErrorCode::NotFound) => {
+                    ErrorKind::NotFound
+                }
+                Some(OciErrorCode::Unauthorized) => ErrorKind::Denied { status: 401 },
+                Some(OciErrorCode::Denied) => ErrorKind::Denied { status: 403 },
+                Some(OciErrorCode::Toomanyrequests) => ErrorKind::RateLimited,
+                _ => ErrorKind::Invalid {
+                    detail: "an error the OCI distribution API does not define here".into(),
+                },
+            },
+            OciDistributionError::ServerError { code, .. } => match code {
+                404 => ErrorKind::NotFound,
+                401 | 403 => ErrorKind::Denied { status: *code },
+                429 => ErrorKind::RateLimited,
+                c => ErrorKind::Server { status: *c },
+            },
+            OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError {
+                expected,
+                actual,
+            }) => ErrorKind::DigestMismatch {
+                stated: expected.clone(),
+                actual: Digest::parse(actual).unwrap_or_else(|_| Digest::of(actual.as_bytes())),
+            },
+            _ => ErrorKind::Invalid {
+                detail: "not a valid distribution API response".into(),
+            },
+        };
+        // A mismatch names both digests in its message; the source would only repeat them.
+        let keep_source = !matches!(kind, ErrorKind::DigestMismatch { .. });
+        let out = err(kind);
+        if keep_source { out.with_source(e) } else { out }
+    }
+}
+
+/// Faults worth another attempt: the network, the deadline, a server error.
+fn transient(attempt: &Attempt) -> bool {
+    match attempt {
+        Attempt::Deadline => true,
+        Attempt::Oci(OciDistributionError::RequestError(_)) => true,
+        Attempt::Oci(OciDistributionError::ServerError { code, .. }) => *code >= 500,
+        Attempt::Oci(_) => false,
+    }
+}
+
+impl Registry for OciRegistry {
+    fn resolve(&mut self, image: &ImageRef, tag: &str) -> Result<Resolved, RegistryError> {
+        const ACTION: &str = "resolve";
+        let reference = image.with_tag(tag);
+        let auth = self.credentials(image, &reference, ACTION)?;
+        let oci = Reference::with_tag(
+            image.api_host().to_string(),
+            image.api_path().to_string(),
+            tag.to_string(),
+        );
+        // `pull_manifest_raw` hands back the exact bytes received, and the digest the registry
+        // states in `Docker-Content-Digest` (already checked against the bytes by oci-client, or
+        // computed from them when the header is absent). The check below is ours: the lock must
+        // never hold a digest that the bytes do not hash to, whatever the crate does.
+        let (bytes, stated) = self
+            .retrying(|| self.client.pull_manifest_raw(&oci, &auth, ACCEPTED))
+            .map_err(|f| self.classify(image, reference.clone(), ACTION, f))?;
+        let actual = Digest::of(&bytes);
+        if stated.starts_with("sha256:") && stated != actual.as_str() {
+            return Err(RegistryError::new(
+                image,
+                reference,
+                ACTION,
+                ErrorKind::DigestMismatch { stated, actual },
+            ));
+        }
+        let index = manifest_kind(&bytes)
+            .map_err(|detail| RegistryError::new(image, reference.clone(), ACTION, ErrorKind::Invalid { detail }))?;
+        Ok(Resolved { digest: actual, index })
+    }
+
+    fn tags(&mut self, image: &ImageRef) -> Result<Vec<String>, RegistryError> {
+        const ACTION: &str = "list the tags of";
+        let reference = image.name().to_string();
+        let auth = self.credentials(image, &reference, ACTION)?;
+        let oci = Reference::with_tag(
+            image.api_host().to_string(),
+            image.api_path().to_string(),
+            "latest".into(),
+        );
+        let mut all: Vec<String> = Vec::new();
+        // oci-client returns one page and drops the `Link` header, so page with `last`
+        // ourselves; stop on an empty page or one that brings nothing new.
+        for _ in 0..MAX_TAG_PAGES {
+            let last = all.last().cloned();
+            let page = self
+                .retrying(|| self.client.list_tags(&oci, &auth, Some(TAG_PAGE), last.as_deref()))
+                .map_err(|f| self.classify(image, reference.clone(), ACTION, f))?;
+            let before = all.len();
+            for t in page.tags {
+                if !all.contains(&t) {
+                    all.push(t);
+                }
+            }
+            if all.len() == before {
+                break;
+            }
+        }
+        Ok(all)
+    }
+}
+
+/// Whether the manifest is an index; `Err` when it is not a schema 2 manifest of an accepted
+/// type (a schema 1 manifest's digest is not the digest of its bytes).
+fn manifest_kind(bytes: &[u8]) -> Result<bool, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Versioned {
+        schema_version: u32,
+        media_type: Option<String>,
+        manifests: Option<serde_json::Value>,
+    }
+    let v: Versioned = serde_json::from_slice(bytes).map_err(|_| "the manifest is not JSON".to_string())?;
+    if v.schema_version != 2 {
+        return Err(format!(
+            "manifest schema version {} (only 2 is supported)",
+            v.schema_version
+        ));
+    }
+    match v.media_type.as_deref() {
+        Some(t) if !ACCEPTED.contains(&t) => Err(format!("manifest media type `{t}`")),
+        Some(OCI_IMAGE_INDEX_MEDIA_TYPE | IMAGE_MANIFEST_LIST_MEDIA_TYPE) => Ok(true),
+        Some(_) => Ok(false),
+        None => Ok(v.manifests.is_some()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_an_index_from_a_manifest() {
+        let index = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#;
+        assert_eq!(manifest_kind(index), Ok(true));
+        let unlabelled = br#"{"schemaVersion":2,"manifests":[]}"#;
+        assert_eq!(manifest_kind(unlabelled), Ok(true));
+        let image = br#"{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json","config":{},"layers":[]}"#;
+        assert_eq!(manifest_kind(image), Ok(false));
+        assert!(manifest_kind(br#"{"schemaVersion":1}"#).is_err());
+        assert!(manifest_kind(br#"{"schemaVersion":2,"mediaType":"text/plain"}"#).is_err());
+        assert!(manifest_kind(b"<html>").is_err());
+    }
+}
