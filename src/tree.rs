@@ -101,7 +101,7 @@ pub fn plan(repo: &Path, tree: &Tree, owned: &[String], keep: &[String]) -> Resu
     }
     let mut on_disk = BTreeSet::new();
     for prefix in owned {
-        list_files(repo, prefix.trim_end_matches('/'), &mut on_disk)?;
+        list_files(repo, prefix.trim_end_matches('/'), keep, &mut on_disk)?;
     }
     for path in on_disk {
         if keep.iter().any(|k| path.starts_with(k.as_str()))
@@ -140,7 +140,7 @@ fn read_if_exists(path: &Path, expected: usize) -> Result<Option<Vec<u8>>> {
     }
 }
 
-fn list_files(repo: &Path, rel: &str, out: &mut BTreeSet<String>) -> Result<()> {
+fn list_files(repo: &Path, rel: &str, keep: &[String], out: &mut BTreeSet<String>) -> Result<()> {
     let dir = repo.join(rel);
     let entries = match std::fs::read_dir(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -152,7 +152,10 @@ fn list_files(repo: &Path, rel: &str, out: &mut BTreeSet<String>) -> Result<()> 
         let child = format!("{rel}/{name}");
         let ft = entry.file_type()?;
         if ft.is_dir() {
-            list_files(repo, &child, out)?;
+            // A kept overlay is current: its files need not be listed one by one.
+            if !keep.iter().any(|k| k.trim_end_matches('/') == child) {
+                list_files(repo, &child, keep, out)?;
+            }
         } else {
             out.insert(child);
         }

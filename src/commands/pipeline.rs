@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::cli::SelectArgs;
@@ -67,8 +68,14 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
     let mut errs = inputs.problems.clone();
     let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform);
     let mut tenants: Vec<TenantInput> = Vec::new();
-    for (path, stem, bytes) in &inputs.tenants {
-        match load::parse::<TenantFile>(path, bytes) {
+    // Tenant files are independent: parse them in parallel, keep the sorted order.
+    let parsed: Vec<_> = inputs
+        .tenants
+        .par_iter()
+        .map(|(path, stem, bytes)| (stem, load::parse::<TenantFile>(path, bytes)))
+        .collect();
+    for (stem, result) in parsed {
+        match result {
             Ok(t) => tenants.push((stem.clone(), t)),
             Err(e) => errs.extend(e),
         }
@@ -131,7 +138,15 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
         hashes: &hashes,
     };
     let (mut tree, owned) = render::render(&validated.model, &images, ctx, selection);
-    let keep = skip.iter().map(|t| format!("overlays/tenants/{t}/")).collect();
+    let keep = skip
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("overlays/tenants/{t}/"),
+                format!("flux/{}.yaml", render::tenant_kustomization_file(t)),
+            ]
+        })
+        .collect();
     if validated.lock != lock
         || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..]))
     {

@@ -18,14 +18,25 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     // `--check` is a CI gate: it compares every file, so hand edits inside overlays are caught.
     let mut select = args.select.clone();
     select.full |= args.check;
-    let rendered = match inputs::read(repo)? {
+    let inputs = match inputs::read(repo)? {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
-        Ok(inputs) => match pipeline::run(&inputs, &select) {
-            Err(d) => return Ok(report_invalid(printer, args.format, d)),
-            Ok(r) => r,
-        },
+        Ok(inputs) => inputs,
     };
+    let read_ms = started.elapsed().as_secs_f64() * 1e3;
+    let rendered = match pipeline::run(&inputs, &select) {
+        Err(d) => return Ok(report_invalid(printer, args.format, d)),
+        Ok(r) => r,
+    };
+    let render_ms = started.elapsed().as_secs_f64() * 1e3;
     let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
+    let compare_ms = started.elapsed().as_secs_f64() * 1e3;
+    if printer.verbose() {
+        printer.status(&format!(
+            "timings: read inputs {read_ms:.1} ms, load+validate+render {:.1} ms, compare with disk {:.1} ms",
+            render_ms - read_ms,
+            compare_ms - render_ms
+        ));
+    }
     let tenants: Vec<String> = rendered
         .model
         .tenants

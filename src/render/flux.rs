@@ -1,6 +1,8 @@
 //! `flux/`: one Flux Kustomization for the platform layer and one per tenant (pruning, so a
 //! deleted tenant file deletes the tenant), and a `kustomization.yaml` listing them.
 
+use std::collections::BTreeSet;
+
 use crate::map;
 use crate::model::Model;
 use crate::render::node::Node;
@@ -16,8 +18,13 @@ pub fn tenant_kustomization_name(tenant: &str) -> String {
     format!("kaas-tenant-{tenant}")
 }
 
-/// Every file under `flux/`.
-pub fn files(model: &Model) -> Tree {
+/// The file name (without `.yaml`) of a tenant's Flux Kustomization.
+pub fn tenant_kustomization_file(tenant: &str) -> String {
+    format!("kustomization-{}", tenant_kustomization_name(tenant))
+}
+
+/// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
+pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
     let kustomization = |name: &str, path: String, depends: bool, wait: bool, labels: Node| Object {
         kind: "Kustomization",
@@ -67,7 +74,10 @@ pub fn files(model: &Model) -> Tree {
     let mut resources = Vec::new();
     for (input, obj) in objects {
         let file = obj.file_name();
-        tree.insert(format!("flux/{file}"), yaml::document(&input, &obj.body));
+        let skipped = obj.name.strip_prefix("kaas-tenant-").is_some_and(|t| skip.contains(t));
+        if !skipped {
+            tree.insert(format!("flux/{file}"), yaml::document(&input, &obj.body));
+        }
         resources.push(file);
     }
     resources.sort();

@@ -17,7 +17,7 @@ use crate::model::{Model, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 
-pub use flux::{platform_kustomization_name, tenant_kustomization_name};
+pub use flux::{platform_kustomization_name, tenant_kustomization_file, tenant_kustomization_name};
 
 /// Paths of the rendered repository and their bytes, sorted by path.
 pub type Tree = BTreeMap<String, Vec<u8>>;
@@ -77,7 +77,7 @@ pub fn render(model: &Model, images: &Images, ctx: Context, sel: Selection<'_>) 
         hash: None,
     };
     add_dir(&mut tree, &platform_dir, platform::objects(model, images));
-    for (path, bytes) in flux::files(model) {
+    for (path, bytes) in flux::files(model, sel.skip) {
         tree.insert(path, bytes);
     }
     let selected: Vec<&Tenant> = model
