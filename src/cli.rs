@@ -90,6 +90,12 @@ pub enum Command {
     Pin(PinArgs),
     /// Print the JSON Schema of the Tenant and Platform files (for editors).
     Schema,
+    /// Render on every change under tenants/, base/, kaas.yaml and kaas.lock, until Ctrl-C.
+    ///
+    /// A burst of saves becomes one render; only tenants whose inputs changed are rendered
+    /// again. An invalid file prints the same error as `render` and leaves the overlays as they
+    /// are; the watcher keeps running and renders again once the file is fixed.
+    Watch(WatchArgs),
 }
 
 /// `init`.
@@ -183,4 +189,12 @@ pub struct PinArgs {
 pub struct DiffArgs {
     #[command(flatten)]
     pub select: SelectArgs,
+}
+
+/// `watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Commit each render that changed files, as `render --commit` does.
+    #[arg(long)]
+    pub commit: bool,
 }

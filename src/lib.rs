@@ -14,3 +14,4 @@ pub mod render;
 pub mod spec;
 pub mod tree;
 pub mod validate;
+pub mod watch;

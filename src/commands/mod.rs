@@ -12,6 +12,7 @@ mod printer;
 mod render;
 mod schema;
 mod summary;
+mod watch;
 
 use std::process::ExitCode;
 
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(),
+        Command::Watch(args) => watch::run(&printer, &cli.repo, args),
     };
     match result {
         Ok(status) => status,

@@ -2,7 +2,7 @@
 //! validate -> resolve images -> render -> desired tree (including `kaas.lock` when this run
 //! changes it). Pure after the inputs are read.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -13,7 +13,7 @@ use crate::diagnostics::Diagnostic;
 use crate::lock::{LOCK_PATH, Lock};
 use crate::model::Model;
 use crate::render::{self, Context, Tree, images};
-use crate::spec::load;
+use crate::spec::load::{self, Loaded};
 use crate::spec::raw::{PlatformFile, TenantFile};
 use crate::validate::{self, TenantInput};
 
@@ -63,21 +63,42 @@ fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTre
         .collect()
 }
 
+type Parsed = Result<Loaded<TenantFile>, Vec<Diagnostic>>;
+
+/// Parsed tenant files by path, kept by `watch` between runs so that only files whose bytes
+/// changed are parsed again (parsing dominates a run over a large fleet).
+#[derive(Debug, Default)]
+pub struct ParseCache(HashMap<String, (Vec<u8>, Parsed)>);
+
 /// Runs the pure pipeline. `Err` holds every problem of every input.
 pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnostic>> {
+    run_cached(inputs, select, &mut ParseCache::default())
+}
+
+/// `run`, reusing and updating `cache`.
+pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> Result<Rendered, Vec<Diagnostic>> {
     let mut errs = inputs.problems.clone();
     let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform);
     let mut tenants: Vec<TenantInput> = Vec::new();
-    // Tenant files are independent: parse them in parallel, keep the sorted order.
-    let parsed: Vec<_> = inputs
+    // Tenant files are independent: parse the new or changed ones in parallel.
+    let stale: Vec<&(String, String, Vec<u8>)> = inputs
         .tenants
-        .par_iter()
-        .map(|(path, stem, bytes)| (stem, load::parse::<TenantFile>(path, bytes)))
+        .iter()
+        .filter(|(path, _, bytes)| cache.0.get(path).is_none_or(|(b, _)| b != bytes))
         .collect();
-    for (stem, result) in parsed {
-        match result {
-            Ok(t) => tenants.push((stem.clone(), t)),
-            Err(e) => errs.extend(e),
+    let fresh: Vec<(String, Vec<u8>, Parsed)> = stale
+        .par_iter()
+        .map(|(path, _, bytes)| (path.clone(), bytes.clone(), load::parse::<TenantFile>(path, bytes)))
+        .collect();
+    for (path, bytes, parsed) in fresh {
+        cache.0.insert(path, (bytes, parsed));
+    }
+    let present: HashSet<&String> = inputs.tenants.iter().map(|(p, _, _)| p).collect();
+    cache.0.retain(|path, _| present.contains(path));
+    for (path, stem, _) in &inputs.tenants {
+        match &cache.0.get(path).expect("every input was parsed above").1 {
+            Ok(t) => tenants.push((stem.clone(), t.clone())),
+            Err(e) => errs.extend(e.iter().cloned()),
         }
     }
     let lock = match &inputs.lock {

@@ -6,3 +6,4 @@ mod git;
 mod pin;
 mod registry;
 mod render;
+mod watch;

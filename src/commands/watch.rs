@@ -1,0 +1,163 @@
+//! `watch`: render on every save. A burst of events becomes one render (trailing-edge
+//! debounce); errors are printed and the watcher keeps going; Ctrl-C stops it between renders,
+//! so no write is cut off.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use notify::{RecursiveMode, Watcher};
+
+use crate::cli::{SelectArgs, WatchArgs};
+use crate::commands::commit::Committer;
+use crate::commands::pipeline::{self, ParseCache};
+use crate::commands::summary::{Status, summarize};
+use crate::commands::{ExitStatus, Printer, inputs};
+use crate::diagnostics;
+use crate::tree;
+use crate::watch::classify;
+
+/// Quiet time that ends a burst of events.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+/// The longest a burst may delay a render.
+const MAX_DELAY: Duration = Duration::from_millis(500);
+
+/// Runs `watch` until Ctrl-C (exit 0).
+pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs) -> Result<ExitStatus> {
+    let repo = fs_err::canonicalize(repo)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
+            .context("failed to install the Ctrl-C handler")?;
+    }
+    let (tx, rx) = mpsc::channel::<PathBuf>();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // Opens and reads (our own render reads every input) are not changes.
+        if let Ok(event) = event
+            && !matches!(event.kind, notify::EventKind::Access(_))
+        {
+            for path in event.paths {
+                let _ = tx.send(path);
+            }
+        }
+    })
+    .context("failed to start the file watcher")?;
+    watch_inputs(&mut watcher, &repo)?;
+    let mut cache = ParseCache::default();
+    render_once(printer, &repo, args, &mut cache);
+    printer.status(&format!("watching {} for changes (Ctrl-C to stop)", repo.display()));
+    while !stop.load(Ordering::SeqCst) {
+        let first = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(p) => p,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        let mut batch = vec![first];
+        let started = Instant::now();
+        while started.elapsed() < MAX_DELAY {
+            match rx.recv_timeout(DEBOUNCE) {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        let change = classify(&repo, &batch);
+        if change.is_empty() {
+            continue;
+        }
+        if change.platform {
+            // `tenants/` or `base/` may have been created: watch them too.
+            watch_inputs(&mut watcher, &repo)?;
+        }
+        render_once(printer, &repo, args, &mut cache);
+    }
+    printer.status("stopped");
+    Ok(ExitStatus::Success)
+}
+
+/// Watches only the inputs: the root (kaas.yaml, kaas.lock, new folders), `tenants/` and
+/// `base/`. Not `overlays/` or `flux/`: our own writes cost no events at all.
+fn watch_inputs(watcher: &mut notify::RecommendedWatcher, repo: &Path) -> Result<()> {
+    watcher
+        .watch(repo, RecursiveMode::NonRecursive)
+        .with_context(|| format!("failed to watch `{}`", repo.display()))?;
+    for (dir, mode) in [
+        ("tenants", RecursiveMode::NonRecursive),
+        ("base", RecursiveMode::Recursive),
+    ] {
+        let path = repo.join(dir);
+        if path.is_dir() {
+            watcher
+                .watch(&path, mode)
+                .with_context(|| format!("failed to watch `{}`", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// One render; never fails the watcher: problems are printed and the next save tries again.
+fn render_once(printer: &Printer, repo: &Path, args: &WatchArgs, cache: &mut ParseCache) {
+    let started = Instant::now();
+    match try_render(printer, repo, args, cache, started) {
+        Ok(()) => {}
+        Err(e) => {
+            printer.error_chain(&e);
+            printer.status("watching: the render failed; it runs again on the next change");
+        }
+    }
+}
+
+fn try_render(
+    printer: &Printer,
+    repo: &Path,
+    args: &WatchArgs,
+    cache: &mut ParseCache,
+    started: Instant,
+) -> Result<()> {
+    let inputs = match inputs::read(repo)? {
+        Ok(i) => i,
+        Err(mut d) => {
+            diagnostics::sort(&mut d);
+            printer.diagnostics(&d);
+            printer.status("watching: fix the problem above; nothing was written");
+            return Ok(());
+        }
+    };
+    let rendered = match pipeline::run_cached(&inputs, &SelectArgs::default(), cache) {
+        Ok(r) => r,
+        Err(mut d) => {
+            diagnostics::sort(&mut d);
+            printer.diagnostics(&d);
+            let n = d.iter().filter(|d| d.is_error()).count();
+            printer.status(&format!("watching: {n} problem(s) above; nothing was written"));
+            return Ok(());
+        }
+    };
+    let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
+    let names: Vec<String> = rendered.model.tenants.iter().map(|t| t.name.clone()).collect();
+    let summary = summarize(&plan, &names);
+    let committer = if args.commit && !plan.is_empty() {
+        Some(Committer::prepare(repo, &rendered.model.platform)?)
+    } else {
+        None
+    };
+    tree::apply(repo, &plan)?;
+    let changed: Vec<String> = summary
+        .iter()
+        .filter(|(_, (s, _))| *s != Status::Unchanged)
+        .map(|(name, (s, files))| format!("{name} {} ({files} files)", s.as_str()))
+        .collect();
+    let took = started.elapsed().as_secs_f64() * 1e3;
+    if changed.is_empty() {
+        printer.status(&format!("render: no changes ({took:.0} ms)"));
+    } else {
+        printer.status(&format!("render: {} ({took:.0} ms)", changed.join(", ")));
+    }
+    if let Some(c) = committer {
+        c.commit(printer, &plan, &summary)?;
+    }
+    Ok(())
+}
