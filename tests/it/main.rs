@@ -1,8 +1,11 @@
 //! The one integration test binary: real binaries, real files, real kustomize.
 
 mod common;
+mod crd_schema;
 mod errors;
 mod git;
 mod pin;
+mod providers;
 mod registry;
 mod render;
+mod topology;
