@@ -6,7 +6,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 
+mod providers;
+mod topology;
+
 pub use crate::spec::raw::{AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect};
+pub use providers::{
+    AwsCluster, HetznerCluster, Infrastructure, KubevirtCluster, LOCATION_ANNOTATION, MetalStackCluster,
+    MetalStackFirewall, NutanixCluster, NutanixRef, PacketCluster, ProxmoxCluster, ProxmoxMachine,
+};
+pub use topology::{ClassPatch, ClassPatchOp, ClassVariable, ClusterClass, PatchValue, TenantTopology, Topology};
 
 /// The whole fleet.
 #[derive(Debug, Clone)]
@@ -133,6 +141,14 @@ pub struct Platform {
     pub cp_provider_image: ImageSpec,
     /// Infrastructure provider versions.
     pub infrastructure_providers: BTreeMap<Provider, String>,
+    /// Secrets with each provider controller's variables (the operator's `configSecret`).
+    pub provider_config_secrets: BTreeMap<Provider, String>,
+    /// Addon provider versions (`helm`: CAAPH).
+    pub addon_providers: BTreeMap<String, String>,
+    /// The Nutanix cloud controller manager chart, when the platform installs the provider.
+    pub nutanix_ccm_chart: Option<Chart>,
+    /// ClusterClasses, when the platform defines any.
+    pub topology: Option<Topology>,
     /// The cluster-autoscaler chart.
     pub autoscaler_chart: Chart,
     /// The cluster-autoscaler image.
@@ -167,6 +183,20 @@ impl Platform {
     pub fn provider_namespace(provider: Provider) -> &'static str {
         match provider {
             Provider::Proxmox => "capmox-system",
+            Provider::Hetzner => "caph-system",
+            Provider::Kubevirt => "capk-system",
+            Provider::Nutanix => "capx-system",
+            Provider::MetalStack => "capms-system",
+            Provider::Packet => "capp-system",
+            Provider::Aws => "capa-system",
+        }
+    }
+
+    /// The namespace of an addon provider's controller.
+    pub fn addon_namespace(name: &str) -> String {
+        match name {
+            "helm" => "caaph-system".to_string(),
+            other => format!("{other}-addon-system"),
         }
     }
 }
@@ -216,8 +246,10 @@ pub struct Tenant {
     pub pods: Vec<String>,
     /// Service CIDRs.
     pub services: Vec<String>,
-    /// Infrastructure.
+    /// Infrastructure (in topology mode: the class's).
     pub infrastructure: Infrastructure,
+    /// The ClusterClass the tenant is built from, in topology mode.
+    pub topology: Option<TenantTopology>,
     /// Worker pools, in file order.
     pub pools: Vec<Pool>,
     /// Admin groups.
@@ -242,9 +274,7 @@ impl Tenant {
 
     /// The infrastructure provider.
     pub fn provider(&self) -> Provider {
-        match self.infrastructure {
-            Infrastructure::Proxmox(_) => Provider::Proxmox,
-        }
+        self.infrastructure.provider()
     }
 }
 
@@ -273,26 +303,6 @@ pub struct Component {
     pub requests: BTreeMap<String, String>,
     /// Limits.
     pub limits: BTreeMap<String, String>,
-}
-
-/// A tenant's infrastructure.
-#[derive(Debug, Clone)]
-pub enum Infrastructure {
-    /// Proxmox VE.
-    Proxmox(ProxmoxCluster),
-}
-
-/// Cluster-wide Proxmox settings.
-#[derive(Debug, Clone)]
-pub struct ProxmoxCluster {
-    /// DNS servers.
-    pub dns_servers: Vec<String>,
-    /// Allowed nodes.
-    pub allowed_nodes: Vec<String>,
-    /// Static IPv4 pool for nodes.
-    pub ipv4: Option<(Vec<String>, String, u8)>,
-    /// Credentials Secret.
-    pub credentials_secret: Option<String>,
 }
 
 /// A worker pool.
@@ -328,17 +338,4 @@ pub enum PoolSize {
         /// Maximum.
         max: u32,
     },
-}
-
-/// Per-pool Proxmox machine settings (cluster block merged with the pool override).
-#[derive(Debug, Clone)]
-pub struct ProxmoxMachine {
-    /// Source node.
-    pub source_node: String,
-    /// Template VM ID.
-    pub template_id: u32,
-    /// Bridge.
-    pub bridge: String,
-    /// Allowed nodes.
-    pub allowed_nodes: Vec<String>,
 }

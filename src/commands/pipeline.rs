@@ -134,10 +134,11 @@ pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) 
         }
     };
     let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock, select.locked);
-    let (image_errors, warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(Diagnostic::is_error);
+    let (image_errors, mut warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(Diagnostic::is_error);
     if !image_errors.is_empty() {
         return Err(image_errors);
     }
+    warnings.extend(validated.warnings.iter().cloned());
     let ctx = Context {
         base_platform: inputs.base_platform,
         base_tenant: inputs.base_tenant,

@@ -5,7 +5,9 @@ mod flux;
 pub mod images;
 pub mod node;
 mod platform;
+mod providers;
 mod tenant;
+mod topology;
 mod workers;
 pub mod yaml;
 

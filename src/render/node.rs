@@ -16,6 +16,8 @@ pub enum Node {
     Bool(bool),
     /// An integer.
     Int(i64),
+    /// A number with a fraction (only from user values, e.g. a ClusterClass variable's).
+    Float(f64),
     /// A string (quoted on output when YAML 1.1 would read it otherwise).
     Str(String),
     /// A sequence.
@@ -58,6 +60,7 @@ impl Serialize for Node {
             Node::Absent | Node::Null => s.serialize_unit(),
             Node::Bool(b) => s.serialize_bool(*b),
             Node::Int(i) => s.serialize_i64(*i),
+            Node::Float(f) => s.serialize_f64(*f),
             Node::Str(v) => s.serialize_str(v),
             Node::Seq(items) => {
                 let present: Vec<_> = items.iter().filter(|n| **n != Node::Absent).collect();
@@ -112,6 +115,21 @@ impl From<u16> for Node {
 impl From<u8> for Node {
     fn from(v: u8) -> Self {
         Node::Int(i64::from(v))
+    }
+}
+impl From<&crate::spec::raw::Json> for Node {
+    fn from(v: &crate::spec::raw::Json) -> Self {
+        use crate::spec::raw::Json;
+        match v {
+            Json::Null => Node::Null,
+            Json::Bool(b) => Node::Bool(*b),
+            Json::Int(i) => Node::Int(*i),
+            Json::Float(f) => Node::Float(*f),
+            Json::Str(s) => Node::Str(s.clone()),
+            Json::Seq(items) => Node::Seq(items.iter().map(Node::from).collect()),
+            // Sorted (a BTreeMap), so the output never depends on how the input was written.
+            Json::Map(m) => Node::Map(m.iter().map(|(k, v)| (k.clone(), Node::from(v))).collect()),
+        }
     }
 }
 impl From<i64> for Node {

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Chart, Model, Platform};
+use crate::model::{Chart, Model, Platform, Provider};
 use crate::render::images::Images;
 use crate::render::node::Node;
-use crate::render::{Object, meta};
+use crate::render::{Object, meta, topology};
 use crate::{map, seq};
 
 /// Labels on every platform object.
@@ -63,6 +63,8 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
             .keys()
             .map(|prov| Platform::provider_namespace(*prov).to_string()),
     );
+    namespaces.extend(p.addon_providers.keys().map(|a| Platform::addon_namespace(a)));
+    namespaces.extend(p.topology.as_ref().map(|t| t.namespace.clone()));
     namespaces.sort();
     namespaces.dedup();
     for ns in namespaces {
@@ -104,11 +106,38 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
                 "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
                 "kind" => "InfrastructureProvider",
                 "metadata" => meta_labels(provider.as_str(), Some(Platform::provider_namespace(*provider))),
+                "spec" => map! {
+                    "version" => version,
+                    "configSecret" => p.provider_config_secrets.get(provider).map(|s| map! {"name" => s}),
+                    "fetchConfig" => fetch_url(*provider).map(|url| map! {"url" => url}),
+                },
+            },
+        });
+    }
+    for (name, version) in &p.addon_providers {
+        out.push(Object {
+            kind: "AddonProvider",
+            name: name.clone(),
+            body: map! {
+                "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
+                "kind" => "AddonProvider",
+                "metadata" => meta_labels(name, Some(&Platform::addon_namespace(name))),
                 "spec" => map! {"version" => version},
             },
         });
     }
+    out.extend(topology::platform_objects(p));
     out
+}
+
+/// Where cluster-api-operator fetches a provider that clusterctl no longer lists: the operator
+/// finds the others by name.
+fn fetch_url(provider: Provider) -> Option<&'static str> {
+    match provider {
+        // Dropped from clusterctl's provider list when Equinix Metal was deprecated.
+        Provider::Packet => Some("https://github.com/kubernetes-sigs/cluster-api-provider-packet/releases"),
+        _ => None,
+    }
 }
 
 fn meta_labels(name: &str, namespace: Option<&str>) -> Node {

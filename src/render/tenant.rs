@@ -1,11 +1,13 @@
 //! One tenant's objects: namespace, access, datastore, Cluster, KamajiControlPlane, the
 //! infrastructure cluster, worker pools and the autoscaler.
 
-use crate::model::{Component, DataStore, Infrastructure, Platform, Tenant};
+use std::collections::BTreeMap;
+
+use crate::model::{Component, DataStore, Platform, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::platform::chart_spec;
-use crate::render::{Object, meta, workers};
+use crate::render::{Object, meta, providers, topology, workers};
 use crate::{map, seq};
 
 /// The labels every object of `t` carries.
@@ -28,12 +30,19 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     if let DataStore::Dedicated { .. } = t.datastore {
         out.push(etcd_release(p, images, t));
     }
-    out.push(cluster(t));
-    out.push(control_plane(t));
-    out.push(infrastructure_cluster(t));
-    for pool in &t.pools {
-        out.extend(workers::pool_objects(t, pool));
+    match &t.topology {
+        // The class's templates make the control plane, infrastructure cluster and pools.
+        Some(topo) => out.push(topology::cluster(p, t, topo)),
+        None => {
+            out.push(cluster(t));
+            out.push(control_plane(t));
+            out.push(providers::cluster_object(t));
+            for pool in &t.pools {
+                out.extend(workers::pool_objects(t, pool));
+            }
+        }
     }
+    out.extend(providers::extra_objects(p, t));
     if t.autoscales() {
         out.push(autoscaler(p, images, t));
     }
@@ -149,7 +158,8 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
     }
 }
 
-fn cluster(t: &Tenant) -> Object {
+/// The `Cluster`'s labels: the tenant's over the ones every object carries.
+pub(crate) fn cluster_labels(t: &Tenant) -> Node {
     let mut labels = vec![
         ("app.kubernetes.io/managed-by".to_string(), Node::from("kaas-gitops")),
         ("kaas-gitops.dev/tenant".to_string(), Node::from(&t.name)),
@@ -158,27 +168,36 @@ fn cluster(t: &Tenant) -> Object {
         labels.retain(|(existing, _)| existing != k);
         labels.push((k.clone(), Node::from(v)));
     }
-    let (infra_kind, _) = infra_kind(t);
+    Node::Map(labels)
+}
+
+/// `spec.clusterNetwork` of the `Cluster`.
+pub(crate) fn cluster_network(t: &Tenant) -> Node {
+    map! {
+        "apiServerPort" => t.port,
+        "pods" => map! {"cidrBlocks" => &t.pods},
+        "services" => map! {"cidrBlocks" => &t.services},
+    }
+}
+
+fn cluster(t: &Tenant) -> Object {
+    let infra_kind = providers::kinds(t.provider()).cluster.kind;
     Object {
         kind: "Cluster",
         name: t.name.clone(),
         body: map! {
             "apiVersion" => "cluster.x-k8s.io/v1beta2",
             "kind" => "Cluster",
-            "metadata" => map! {"name" => &t.name, "namespace" => &t.name, "labels" => Node::Map(labels)},
+            "metadata" => map! {"name" => &t.name, "namespace" => &t.name, "labels" => cluster_labels(t)},
             "spec" => map! {
-                "clusterNetwork" => map! {
-                    "apiServerPort" => t.port,
-                    "pods" => map! {"cidrBlocks" => &t.pods},
-                    "services" => map! {"cidrBlocks" => &t.services},
-                },
+                "clusterNetwork" => cluster_network(t),
                 "controlPlaneRef" => map! {
                     "apiGroup" => "controlplane.cluster.x-k8s.io",
                     "kind" => "KamajiControlPlane",
                     "name" => &t.name,
                 },
                 "infrastructureRef" => map! {
-                    "apiGroup" => "infrastructure.cluster.x-k8s.io",
+                    "apiGroup" => providers::GROUP,
                     "kind" => infra_kind,
                     "name" => &t.name,
                 },
@@ -187,15 +206,11 @@ fn cluster(t: &Tenant) -> Object {
     }
 }
 
-/// The infrastructure cluster kind and its apiVersion.
-fn infra_kind(t: &Tenant) -> (&'static str, &'static str) {
-    match t.infrastructure {
-        Infrastructure::Proxmox(_) => ("ProxmoxCluster", "infrastructure.cluster.x-k8s.io/v1alpha2"),
-    }
-}
+/// The controller manager flag that leaves node and route work to a cloud controller manager.
+pub(crate) const CLOUD_PROVIDER_EXTERNAL: &str = "--cloud-provider=external";
 
 fn component(c: &Component) -> Node {
-    let quantities = |m: &std::collections::BTreeMap<String, String>| Node::from(m).or_absent();
+    let quantities = |m: &BTreeMap<String, String>| Node::from(m).or_absent();
     map! {
         "extraArgs" => Node::from(&c.extra_args).or_absent(),
         "resources" => map! {
@@ -208,6 +223,20 @@ fn component(c: &Component) -> Node {
 
 fn control_plane(t: &Tenant) -> Object {
     let enabled = |on: bool| if on { Node::Map(Vec::new()) } else { Node::Absent };
+    let wiring = providers::control_plane(&t.infrastructure);
+    let mut service_annotations = t.service_annotations.clone();
+    for (k, v) in &wiring.service_annotations {
+        service_annotations.insert((*k).to_string(), v.clone());
+    }
+    let mut controller_manager = t.controller_manager.clone();
+    if wiring.external_cloud
+        && !controller_manager
+            .extra_args
+            .iter()
+            .any(|a| a.starts_with("--cloud-provider="))
+    {
+        controller_manager.extra_args.push(CLOUD_PROVIDER_EXTERNAL.to_string());
+    }
     Object {
         kind: "KamajiControlPlane",
         name: t.name.clone(),
@@ -225,7 +254,7 @@ fn control_plane(t: &Tenant) -> Object {
                     "konnectivity" => enabled(t.konnectivity),
                 },
                 "apiServer" => component(&t.api_server),
-                "controllerManager" => component(&t.controller_manager),
+                "controllerManager" => component(&controller_manager),
                 "scheduler" => component(&t.scheduler),
                 "kubelet" => map! {
                     "cgroupfs" => match t.cgroup_driver {
@@ -237,36 +266,9 @@ fn control_plane(t: &Tenant) -> Object {
                 "network" => map! {
                     "serviceType" => t.service_type.as_str(),
                     "serviceAddress" => t.vip.map(|ip| ip.to_string()),
-                    "serviceAnnotations" => Node::from(&t.service_annotations).or_absent(),
+                    "serviceAnnotations" => Node::from(&service_annotations).or_absent(),
                 },
             },
-        },
-    }
-}
-
-fn infrastructure_cluster(t: &Tenant) -> Object {
-    let (kind, api_version) = infra_kind(t);
-    let spec = match &t.infrastructure {
-        Infrastructure::Proxmox(px) => map! {
-            "externalManagedControlPlane" => true,
-            "allowedNodes" => &px.allowed_nodes,
-            "dnsServers" => &px.dns_servers,
-            "ipv4Config" => px.ipv4.as_ref().map(|(addresses, gateway, prefix)| map! {
-                "addresses" => addresses,
-                "gateway" => gateway,
-                "prefix" => *prefix,
-            }),
-            "credentialsRef" => px.credentials_secret.as_ref().map(|s| map! {"name" => s, "namespace" => &t.name}),
-        },
-    };
-    Object {
-        kind,
-        name: t.name.clone(),
-        body: map! {
-            "apiVersion" => api_version,
-            "kind" => kind,
-            "metadata" => tmeta(t, &t.name),
-            "spec" => spec,
         },
     }
 }

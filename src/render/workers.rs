@@ -4,8 +4,9 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::model::{Infrastructure, Pool, PoolSize, Tenant};
+use crate::model::{Pool, PoolSize, Tenant};
 use crate::render::node::Node;
+use crate::render::providers::{self, Size};
 use crate::render::tenant::tmeta;
 use crate::render::{Object, yaml};
 use crate::{map, seq};
@@ -16,14 +17,27 @@ const CAPACITY: &str = "capacity.cluster-autoscaler.kubernetes.io";
 
 /// `<tenant>-<pool>-<first 8 hex of sha256(spec)>`.
 pub fn template_name(t: &Tenant, pool: &Pool, spec: &Node) -> String {
+    hashed_name(&format!("{}-{}", t.name, pool.name), spec)
+}
+
+/// `<prefix>-<first 8 hex of sha256(spec)>`: a template name that changes with its spec.
+pub(crate) fn hashed_name(prefix: &str, spec: &Node) -> String {
     let bytes = yaml::document("", spec);
     let digest = Sha256::digest(&bytes);
-    format!("{}-{}-{}", t.name, pool.name, &hex::encode(digest)[..8])
+    format!("{prefix}-{}", &hex::encode(digest)[..8])
 }
 
 /// The pool's three objects.
 pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
-    let (infra_kind, infra_api, infra_spec) = machine_template_spec(t, pool);
+    let kind = providers::kinds(t.provider()).machine_template;
+    let (infra_kind, infra_api) = (kind.kind, kind.api_version);
+    let size = Size {
+        cpus: pool.cpus,
+        memory_mib: pool.memory_mib,
+        disk_gib: pool.disk_gib,
+    };
+    let machine = providers::machine_spec(&t.infrastructure, &size, pool.proxmox.as_ref());
+    let infra_spec = map! {"template" => map! {"spec" => machine}};
     let infra_name = template_name(t, pool, &infra_spec);
     let bootstrap_spec = kubeadm_spec(t, pool);
     let bootstrap_name = template_name(t, pool, &bootstrap_spec);
@@ -53,49 +67,6 @@ pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
     ]
 }
 
-fn machine_template_spec(t: &Tenant, pool: &Pool) -> (&'static str, &'static str, Node) {
-    match &t.infrastructure {
-        Infrastructure::Proxmox(_) => {
-            let m = pool.proxmox.as_ref().expect("proxmox pools carry machine settings");
-            let spec = map! {
-                "template" => map! {
-                    "spec" => map! {
-                        "sourceNode" => &m.source_node,
-                        "templateID" => m.template_id,
-                        "allowedNodes" => &m.allowed_nodes,
-                        "format" => "qcow2",
-                        "full" => true,
-                        "numSockets" => 1u32,
-                        "numCores" => pool.cpus,
-                        "memoryMiB" => pool.memory_mib,
-                        "disks" => map! {"bootVolume" => map! {"disk" => "scsi0", "sizeGb" => pool.disk_gib}},
-                        "network" => map! {
-                            "networkDevices" => seq![map! {
-                                "name" => "net0",
-                                "bridge" => &m.bridge,
-                                "model" => "virtio",
-                            }],
-                        },
-                    },
-                },
-            };
-            (
-                "ProxmoxMachineTemplate",
-                "infrastructure.cluster.x-k8s.io/v1alpha2",
-                spec,
-            )
-        }
-    }
-}
-
-/// The kubelet's provider ID, as each provider documents it. Kept byte-for-byte: cloud-init
-/// expands the Jinja expression on the node.
-fn provider_id(t: &Tenant) -> &'static str {
-    match t.infrastructure {
-        Infrastructure::Proxmox(_) => "proxmox://'{{ ds.meta_data.instance_id }}'",
-    }
-}
-
 /// Labels the kubelet may set on its own Node; `kubernetes.io`/`k8s.io` ones are left to
 /// Cluster API's label sync (the kubelet refuses them).
 fn kubelet_labels(pool: &Pool) -> Option<String> {
@@ -112,7 +83,8 @@ fn kubelet_labels(pool: &Pool) -> Option<String> {
 }
 
 fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
-    let mut args = vec![map! {"name" => "provider-id", "value" => provider_id(t)}];
+    let wiring = providers::node(&t.infrastructure);
+    let mut args = wiring.kubelet_args();
     if let Some(labels) = kubelet_labels(pool) {
         args.push(map! {"name" => "node-labels", "value" => labels});
     }
@@ -126,15 +98,30 @@ fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
     } else {
         seq![map! {"name" => "root", "sshAuthorizedKeys" => &t.ssh_authorized_keys}]
     };
+    // The spec must not be empty (the CRD's `minProperties: 1`); cloud-init is kubeadm's default
+    // format, so naming it changes nothing for nodes that need no other settings.
+    let bare = wiring.files.is_empty()
+        && wiring.node_name.is_none()
+        && args.is_empty()
+        && taints.is_empty()
+        && users == Node::Absent;
+    let format = if wiring.ignition {
+        Some("ignition")
+    } else {
+        bare.then_some("cloud-config")
+    };
     map! {
         "template" => map! {
             "spec" => map! {
+                "format" => format,
+                "files" => Node::from(wiring.files).or_absent(),
                 "joinConfiguration" => map! {
                     "nodeRegistration" => map! {
-                        "kubeletExtraArgs" => args,
+                        "name" => wiring.node_name,
+                        "kubeletExtraArgs" => Node::from(args).or_absent(),
                         "taints" => Node::from(taints).or_absent(),
-                    },
-                },
+                    }.or_absent(),
+                }.or_absent(),
                 "users" => users,
             },
         },
@@ -193,7 +180,7 @@ fn machine_deployment(
                             },
                         },
                         "infrastructureRef" => map! {
-                            "apiGroup" => "infrastructure.cluster.x-k8s.io",
+                            "apiGroup" => providers::GROUP,
                             "kind" => infra_kind,
                             "name" => infra_name,
                         },
@@ -205,7 +192,7 @@ fn machine_deployment(
 }
 
 /// Min/max as strings, and the capacity cluster-autoscaler needs to scale an empty pool.
-fn autoscaler_annotations(pool: &Pool, min: u32, max: u32) -> Node {
+pub(crate) fn autoscaler_annotations(pool: &Pool, min: u32, max: u32) -> Node {
     let mut a = vec![
         (AUTOSCALER_MIN.to_string(), Node::from(min.to_string())),
         (AUTOSCALER_MAX.to_string(), Node::from(max.to_string())),

@@ -7,6 +7,18 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+mod providers;
+mod topology;
+
+pub use providers::{
+    Aws, Hetzner, Infrastructure, Ipv4Config, Kubevirt, MetalStack, MetalStackFirewall, Nutanix, Packet, PrismCentral,
+    Provider, Proxmox, ProxmoxPool,
+};
+pub use topology::{
+    ClassSpec, Json, Patch, PatchOp, PatchOpKind, PatchTarget, PlatformTopology, SchemaType, TenantTopology, Variable,
+    VariableSchema,
+};
+
 /// The `apiVersion` both files carry.
 pub const API_VERSION: &str = "kaas-gitops.dev/v1alpha1";
 
@@ -74,8 +86,11 @@ pub struct TenantSpec {
     /// Pod and service CIDRs.
     #[serde(default)]
     pub network: Network,
-    /// Where the worker machines run.
-    pub infrastructure: Infrastructure,
+    /// Where the worker machines run. Exclusive with `topology`.
+    pub infrastructure: Option<Infrastructure>,
+    /// Build the cluster from a ClusterClass of the platform instead. Exclusive with
+    /// `infrastructure`.
+    pub topology: Option<TenantTopology>,
     /// Worker pools, one `MachineDeployment` each.
     #[serde(default)]
     pub workers: Vec<Worker>,
@@ -283,82 +298,6 @@ pub struct Network {
     pub services: Option<Vec<String>>,
 }
 
-/// `spec.infrastructure`: the provider and exactly its block.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Infrastructure {
-    /// The infrastructure provider of the worker machines.
-    pub provider: Provider,
-    /// Settings for `provider: proxmox`.
-    pub proxmox: Option<Proxmox>,
-}
-
-/// An infrastructure provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Provider {
-    /// Proxmox VE (ionos-cloud/cluster-api-provider-proxmox).
-    Proxmox,
-}
-
-impl Provider {
-    /// The name used in `kaas.yaml` and in the tenant file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Proxmox => "proxmox",
-        }
-    }
-}
-
-/// `spec.infrastructure.proxmox`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Proxmox {
-    /// The Proxmox node that holds the VM template.
-    pub source_node: String,
-    /// The VM template's ID.
-    #[serde(rename = "templateID")]
-    pub template_id: u32,
-    /// DNS servers of the nodes.
-    pub dns_servers: Vec<String>,
-    /// Proxmox nodes the VMs may run on (default: `[sourceNode]`).
-    #[serde(default)]
-    pub allowed_nodes: Vec<String>,
-    /// The bridge of the VMs' first NIC (default `vmbr0`).
-    pub bridge: Option<String>,
-    /// Static IPv4 addresses for the nodes.
-    pub ipv4: Option<Ipv4Config>,
-    /// The Secret holding the Proxmox API credentials (in the tenant namespace).
-    pub credentials_secret: Option<String>,
-}
-
-/// `proxmox.ipv4`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Ipv4Config {
-    /// Address ranges (`10.0.5.10-10.0.5.60`) or CIDRs.
-    pub addresses: Vec<String>,
-    /// The default gateway.
-    pub gateway: String,
-    /// The prefix length of the node network.
-    pub prefix: u8,
-}
-
-/// A per-pool override of the Proxmox block.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProxmoxPool {
-    /// Overrides `sourceNode`.
-    pub source_node: Option<String>,
-    /// Overrides `templateID`.
-    #[serde(rename = "templateID")]
-    pub template_id: Option<u32>,
-    /// Overrides `bridge`.
-    pub bridge: Option<String>,
-    /// Overrides `allowedNodes`.
-    pub allowed_nodes: Option<Vec<String>>,
-}
-
 /// One worker pool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -369,9 +308,8 @@ pub struct Worker {
     pub replicas: Option<u32>,
     /// Let cluster-autoscaler size the pool between `min` and `max`.
     pub autoscaling: Option<Autoscaling>,
-    /// Machine size.
-    #[serde(default)]
-    pub machine: Machine,
+    /// Machine size (in topology mode the class decides it).
+    pub machine: Option<Machine>,
     /// Node labels.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
@@ -490,6 +428,19 @@ pub struct PlatformSpec {
     pub registries: Option<Registries>,
     /// Settings for commits and branches.
     pub git: Option<Git>,
+    /// Charts of cloud controller managers installed into tenant clusters.
+    pub cloud_controller_managers: Option<CloudControllerManagers>,
+    /// ClusterClasses tenants may be built from (`spec.topology.class` in a tenant file).
+    pub topology: Option<PlatformTopology>,
+}
+
+/// `spec.cloudControllerManagers`: charts installed into tenant clusters through CAAPH.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloudControllerManagers {
+    /// The `nutanix-cloud-provider` chart, e.g. `{repository: https://nutanix.github.io/helm/,
+    /// version: 0.6.2}`.
+    pub nutanix: Option<Chart>,
 }
 
 /// `spec.flux`.
@@ -625,6 +576,14 @@ pub struct ClusterApi {
     /// Infrastructure provider versions by name, e.g. `{proxmox: v0.9.0}`.
     #[serde(default)]
     pub infrastructure_providers: BTreeMap<String, String>,
+    /// Secrets (in each provider's namespace) with the variables a provider's controller reads,
+    /// by provider name, e.g. `{aws: capa-variables}` holding `AWS_B64ENCODED_CREDENTIALS`.
+    #[serde(default)]
+    pub provider_config_secrets: BTreeMap<String, String>,
+    /// Addon provider versions by name, e.g. `{helm: v0.6.4}` (CAAPH, which the Nutanix
+    /// provider needs for its cloud controller manager).
+    #[serde(default)]
+    pub addon_providers: BTreeMap<String, String>,
 }
 
 /// A Cluster API contract.

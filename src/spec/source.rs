@@ -137,6 +137,15 @@ impl Source {
             .field(field)
     }
 
+    /// An error at the key of `field` (for a key that should not be there, or a map that
+    /// conflicts as a whole), else where `error` would point.
+    pub fn key_error(&self, field: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(message)
+            .at(self.locate_key(field))
+            .in_file(self.path.clone())
+            .field(field)
+    }
+
     /// A warning at `field` in this file.
     pub fn warning(&self, field: &str, message: impl Into<String>) -> Diagnostic {
         Diagnostic::warning(message)

@@ -4,10 +4,13 @@
 mod fleet;
 pub mod names;
 mod platform;
+mod providers;
 mod tenant;
+mod topology;
 
 pub use platform::parse_range;
 pub use tenant::MAX_NAME;
+pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;
 
 use crate::diagnostics::Diagnostic;
 use crate::lock::Lock;
@@ -25,6 +28,8 @@ pub struct Validated {
     pub model: Model,
     /// The lock with this run's VIP allocations.
     pub lock: Lock,
+    /// Problems that do not stop the run.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Validates `kaas.yaml` alone and builds the platform model, for commands that need no
@@ -53,6 +58,13 @@ pub fn validate(
     }
     built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let vips = fleet::allocate_vips(&platform_model, &mut built, &lock.vips)?;
+    for (t, src) in &built {
+        providers::tenant_rules(src, t, &mut errs);
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let warnings = platform::warnings(platform, &platform_model);
     let mut new_lock = lock.clone();
     new_lock.vips = vips;
     Ok(Validated {
@@ -61,5 +73,6 @@ pub fn validate(
             tenants: built.into_iter().map(|(t, _)| t).collect(),
         },
         lock: new_lock,
+        warnings,
     })
 }

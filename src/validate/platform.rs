@@ -1,6 +1,5 @@
 //! `kaas.yaml` -> `model::Platform`, collecting every problem.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
@@ -9,6 +8,7 @@ use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, PlatformFile};
 use crate::spec::source::Source;
 use crate::validate::names::{is_dns1123_label, is_dns1123_subdomain};
+use crate::validate::{providers, topology};
 
 /// Default job images of the kamaji-etcd chart, pinned to explicit tags (the chart's own
 /// defaults float: an empty tag, or the management cluster's minor version).
@@ -145,25 +145,11 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         &mut errs,
     );
 
-    let mut infrastructure_providers = BTreeMap::new();
-    for (name, ver) in &spec.cluster_api.infrastructure_providers {
-        let field = format!("spec.clusterApi.infrastructureProviders.{name}");
-        match name.as_str() {
-            "proxmox" => {
-                infrastructure_providers.insert(Provider::Proxmox, ver.clone());
-            }
-            other => errs.push(
-                src.error(&field, format!("unknown infrastructure provider `{other}`"))
-                    .with_hint("supported providers: proxmox"),
-            ),
-        }
-        if !ver.starts_with('v') || KubeVersion::parse(ver).is_none() {
-            errs.push(
-                src.error(&field, format!("`{ver}` is not a release version"))
-                    .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.9.0`"),
-            );
-        }
-    }
+    let installed = providers::installed(src, spec, &mut errs);
+    let topology = spec
+        .topology
+        .as_ref()
+        .map(|t| topology::classes(src, t, &installed.infrastructure, &mut errs));
 
     let mut vip_pools = Vec::new();
     if let Some(lb) = &spec.load_balancer {
@@ -240,7 +226,11 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         cp_provider_version: cpp.version.clone(),
         cp_provider_replicas: cpp.replicas.unwrap_or(2),
         cp_provider_image,
-        infrastructure_providers,
+        infrastructure_providers: installed.infrastructure,
+        provider_config_secrets: installed.config_secrets,
+        addon_providers: installed.addons,
+        nutanix_ccm_chart: installed.nutanix_ccm_chart,
+        topology,
         autoscaler_chart,
         autoscaler_image,
         vip_pools,
@@ -249,6 +239,34 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         branch_prefix,
         author,
     })
+}
+
+/// What the platform file does that works but should change: installing a provider its
+/// maintainers deprecated.
+pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if p.infrastructure_providers.contains_key(&Provider::Packet) {
+        out.push(
+            loaded
+                .source
+                .warning(
+                    "spec.clusterApi.infrastructureProviders.packet",
+                    "the `packet` provider (Equinix Metal) is deprecated upstream and no longer maintained",
+                )
+                .with_hint("Equinix Metal sunsets in June 2026; plan to move its tenants to another provider"),
+        );
+    }
+    out
+}
+
+/// A provider release: `vMAJOR.MINOR.PATCH`.
+pub(crate) fn release(src: &Source, field: &str, ver: &str, errs: &mut Vec<Diagnostic>) {
+    if !ver.starts_with('v') || KubeVersion::parse(ver).is_none() {
+        errs.push(
+            src.error(field, format!("`{ver}` is not a release version"))
+                .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.9.0`"),
+        );
+    }
 }
 
 /// Checks `apiVersion` and `kind`.
@@ -295,7 +313,14 @@ pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>
     parsed
 }
 
-fn chart(src: &Source, field: &str, name: &'static str, c: &raw::Chart, errs: &mut Vec<Diagnostic>) -> Chart {
+/// A Helm chart source: an `https://` or `oci://` repository and a version.
+pub(crate) fn chart(
+    src: &Source,
+    field: &str,
+    name: &'static str,
+    c: &raw::Chart,
+    errs: &mut Vec<Diagnostic>,
+) -> Chart {
     let ok = ["https://", "http://", "oci://"]
         .iter()
         .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());

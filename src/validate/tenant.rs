@@ -8,14 +8,15 @@ use ipnet::IpNet;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{
-    AddressType, CgroupDriver, Component, DataStore, Infrastructure, Platform, Pool, PoolSize, Provider,
-    ProxmoxCluster, ProxmoxMachine, ServiceType, Tenant,
+    AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, Platform, Pool, PoolSize,
+    ServiceType, Tenant, TenantTopology,
 };
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, TenantFile};
 use crate::spec::source::Source;
 use crate::validate::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::validate::platform::{header, version};
+use crate::validate::{providers, topology};
 
 /// The longest tenant name: room for `-autoscaler` within Helm's 53-character release names.
 pub const MAX_NAME: usize = 40;
@@ -116,8 +117,8 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         }
     }
 
-    let infrastructure = infrastructure(src, &spec.infrastructure, platform, &mut errs);
-    let pools = pools(src, &name, spec, &mut errs);
+    let (infrastructure, class) = mode(src, spec, platform, &mut errs);
+    let pools = pools(src, &name, spec, class.as_ref().map(|c| c.0), &mut errs);
 
     for (i, g) in spec.access.admin_groups.iter().enumerate() {
         if g.trim().is_empty() {
@@ -164,7 +165,11 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         pods,
         services,
         infrastructure: infrastructure.expect("checked above"),
-        pools: pools.into_iter().map(|p| with_machine(p, spec)).collect(),
+        topology: class.map(|(c, variables)| TenantTopology {
+            class: c.name.clone(),
+            variables,
+        }),
+        pools,
         admin_groups: spec.access.admin_groups.clone(),
         ssh_authorized_keys: spec.ssh_authorized_keys.clone(),
     })
@@ -206,6 +211,12 @@ fn name_rules(src: &Source, name: &str, stem: &str, platform: &Platform, errs: &
     reserved.insert(platform.source_namespace.clone());
     for p in platform.infrastructure_providers.keys() {
         reserved.insert(Platform::provider_namespace(*p).to_string());
+    }
+    for a in platform.addon_providers.keys() {
+        reserved.insert(Platform::addon_namespace(a));
+    }
+    if let Some(t) = &platform.topology {
+        reserved.insert(t.namespace.clone());
     }
     if reserved.contains(name) || name.starts_with("kube-") || name.starts_with("capi-") {
         errs.push(
@@ -368,107 +379,57 @@ fn overlaps(a: &str, b: &str) -> bool {
     }
 }
 
-fn infrastructure(
+/// Explicit mode (`spec.infrastructure`) or topology mode (`spec.topology`): the
+/// infrastructure, and in topology mode the class and the tenant's variable values.
+#[expect(clippy::type_complexity, reason = "a private pair, named at its one use")]
+fn mode<'a>(
     src: &Source,
-    infra: &raw::Infrastructure,
-    platform: &Platform,
+    spec: &raw::TenantSpec,
+    platform: &'a Platform,
     errs: &mut Vec<Diagnostic>,
-) -> Option<Infrastructure> {
-    let field = "spec.infrastructure";
-    if !platform.infrastructure_providers.contains_key(&infra.provider) {
-        errs.push(
-            src.error(
-                &format!("{field}.provider"),
-                format!(
-                    "the platform does not install the `{}` provider",
-                    infra.provider.as_str()
-                ),
-            )
-            .with_hint(format!(
-                "add it to kaas.yaml `spec.clusterApi.infrastructureProviders` (e.g. `{}: v0.9.0`)",
-                infra.provider.as_str()
-            )),
-        );
-    }
-    match infra.provider {
-        Provider::Proxmox => {
-            let Some(p) = &infra.proxmox else {
-                errs.push(
-                    src.error(field, "`provider: proxmox` needs a `proxmox:` block")
-                        .with_hint("add `proxmox: {sourceNode: ..., templateID: ..., dnsServers: [...]}`"),
-                );
-                return None;
-            };
-            if p.dns_servers.is_empty() {
-                errs.push(src.error(
-                    &format!("{field}.proxmox.dnsServers"),
-                    "at least one DNS server is required",
-                ));
-            }
-            for (i, d) in p.dns_servers.iter().enumerate() {
-                if d.parse::<IpAddr>().is_err() {
-                    errs.push(
-                        src.error(
-                            &format!("{field}.proxmox.dnsServers[{i}]"),
-                            format!("`{d}` is not an IP address"),
-                        )
-                        .with_hint("list the DNS servers' IP addresses"),
-                    );
-                }
-            }
-            let ipv4 = p.ipv4.as_ref().map(|v| {
-                for (i, a) in v.addresses.iter().enumerate() {
-                    let ok = crate::validate::platform::parse_range(a).is_some_and(|(x, _)| x.is_ipv4());
-                    if !ok {
-                        errs.push(
-                            src.error(
-                                &format!("{field}.proxmox.ipv4.addresses[{i}]"),
-                                format!("`{a}` is not an IPv4 range"),
-                            )
-                            .with_hint("write `FIRST-LAST` or a CIDR, e.g. `10.0.5.10-10.0.5.60`"),
-                        );
-                    }
-                }
-                if v.gateway.parse::<std::net::Ipv4Addr>().is_err() {
-                    errs.push(src.error(
-                        &format!("{field}.proxmox.ipv4.gateway"),
-                        format!("`{}` is not an IPv4 address", v.gateway),
-                    ));
-                }
-                if v.prefix == 0 || v.prefix > 32 {
-                    errs.push(
-                        src.error(
-                            &format!("{field}.proxmox.ipv4.prefix"),
-                            format!("{} is not an IPv4 prefix length", v.prefix),
-                        )
-                        .with_hint("use 1-32, e.g. 24"),
-                    );
-                }
-                (v.addresses.clone(), v.gateway.clone(), v.prefix)
-            });
-            if let Some(s) = &p.credentials_secret
-                && !is_dns1123_label(s)
-            {
-                errs.push(src.error(
-                    &format!("{field}.proxmox.credentialsSecret"),
-                    format!("`{s}` is not a Secret name"),
-                ));
-            }
-            Some(Infrastructure::Proxmox(ProxmoxCluster {
-                dns_servers: p.dns_servers.clone(),
-                allowed_nodes: if p.allowed_nodes.is_empty() {
-                    vec![p.source_node.clone()]
-                } else {
-                    p.allowed_nodes.clone()
-                },
-                ipv4,
-                credentials_secret: p.credentials_secret.clone(),
-            }))
+) -> (
+    Option<Infrastructure>,
+    Option<(&'a ClusterClass, Vec<(String, raw::Json)>)>,
+) {
+    match (&spec.infrastructure, &spec.topology) {
+        (Some(infra), None) => (
+            providers::infrastructure(
+                src,
+                "spec.infrastructure",
+                infra,
+                &platform.infrastructure_providers,
+                errs,
+            ),
+            None,
+        ),
+        (None, Some(t)) => {
+            let class = topology::tenant(src, spec, t, platform.topology.as_ref(), errs);
+            (class.as_ref().map(|(c, _)| c.infrastructure.clone()), class)
+        }
+        (Some(_), Some(_)) => {
+            errs.push(
+                src.key_error("spec.topology", "`infrastructure` and `topology` are exclusive")
+                    .with_hint("describe the machines with `infrastructure` and `workers`, or name a ClusterClass with `topology: {class: ...}`"),
+            );
+            (None, None)
+        }
+        (None, None) => {
+            errs.push(
+                src.error("spec", "a tenant needs `infrastructure` or `topology`")
+                    .with_hint("add `infrastructure: {provider: ..., <provider>: {...}}`, or `topology: {class: <a class of kaas.yaml>}`"),
+            );
+            (None, None)
         }
     }
 }
 
-fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diagnostic>) -> Vec<Pool> {
+fn pools(
+    src: &Source,
+    tenant: &str,
+    spec: &raw::TenantSpec,
+    class: Option<&ClusterClass>,
+    errs: &mut Vec<Diagnostic>,
+) -> Vec<Pool> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (i, w) in spec.workers.iter().enumerate() {
@@ -532,7 +493,11 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
                             .with_hint("max must be at least 1"),
                     );
                 }
-                if a.min == 0 && (w.machine.cpus.is_none() || w.machine.memory_mib.is_none()) {
+                let sized = class.is_some()
+                    || w.machine
+                        .as_ref()
+                        .is_some_and(|m| m.cpus.is_some() && m.memory_mib.is_some());
+                if a.min == 0 && !sized {
                     errs.push(
                         src.error(
                             &format!("{f}.autoscaling.min"),
@@ -558,55 +523,38 @@ fn pools(src: &Source, tenant: &str, spec: &raw::TenantSpec, errs: &mut Vec<Diag
                 );
             }
         }
-        if w.proxmox.is_some() && spec.infrastructure.provider != Provider::Proxmox {
+        let proxmox = spec.infrastructure.as_ref().and_then(|i| i.proxmox.as_ref());
+        if w.proxmox.is_some() && class.is_none() && proxmox.is_none() {
             errs.push(src.error(
                 &format!("{f}.proxmox"),
                 "a `proxmox` override on a pool of another provider",
             ));
         }
-        let m = &w.machine;
+        let m = w.machine.clone().unwrap_or_default();
+        let (cpus, memory_mib, disk_gib) = match class {
+            Some(c) => (c.cpus, c.memory_mib, c.disk_gib),
+            None => (
+                m.cpus.unwrap_or(2),
+                m.memory_mib.unwrap_or(4096),
+                m.disk_gib.unwrap_or(40),
+            ),
+        };
         out.push(Pool {
             name: w.name.clone(),
             size,
-            cpus: m.cpus.unwrap_or(2),
-            memory_mib: m.memory_mib.unwrap_or(4096),
-            disk_gib: m.disk_gib.unwrap_or(40),
+            cpus,
+            memory_mib,
+            disk_gib,
             labels: w.labels.clone(),
             taints: w
                 .taints
                 .iter()
                 .map(|t| (t.key.clone(), t.value.clone(), t.effect))
                 .collect(),
-            proxmox: None,
+            proxmox: proxmox.map(|p| providers::pool_machine(p, w.proxmox.as_ref())),
         });
     }
     out
-}
-
-/// Merges the provider block with the pool's override.
-fn with_machine(mut pool: Pool, spec: &raw::TenantSpec) -> Pool {
-    if let Some(p) = &spec.infrastructure.proxmox {
-        let o = spec
-            .workers
-            .iter()
-            .find(|w| w.name == pool.name)
-            .and_then(|w| w.proxmox.clone())
-            .unwrap_or_default();
-        let allowed = o.allowed_nodes.unwrap_or_else(|| {
-            if p.allowed_nodes.is_empty() {
-                vec![p.source_node.clone()]
-            } else {
-                p.allowed_nodes.clone()
-            }
-        });
-        pool.proxmox = Some(ProxmoxMachine {
-            source_node: o.source_node.unwrap_or_else(|| p.source_node.clone()),
-            template_id: o.template_id.unwrap_or(p.template_id),
-            bridge: o.bridge.or_else(|| p.bridge.clone()).unwrap_or_else(|| "vmbr0".into()),
-            allowed_nodes: allowed,
-        });
-    }
-    pool
 }
 
 fn component(c: Option<&raw::Component>) -> Component {

@@ -61,6 +61,33 @@ impl Repo {
         repo
     }
 
+    /// A copy of `tests/fixtures/<rel>`'s inputs (`kaas.yaml`, `tenants/`).
+    pub fn fixture(rel: &str) -> Repo {
+        let repo = Repo::empty();
+        let from = project_root().join("tests/fixtures").join(rel);
+        copy_tree(&from.join("kaas.yaml"), &repo.path().join("kaas.yaml"));
+        copy_tree(&from.join("tenants"), &repo.path().join("tenants"));
+        repo
+    }
+
+    /// A rendered object as JSON (for exact assertions on fields).
+    #[track_caller]
+    pub fn object(&self, rel: &str) -> serde_json::Value {
+        serde_saphyr::from_str(&self.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    /// The one file in `dir` whose name starts with `prefix` (templates carry a hash suffix).
+    #[track_caller]
+    pub fn file_starting(&self, dir: &str, prefix: &str) -> String {
+        let mut found: Vec<String> = std::fs::read_dir(self.path().join(dir))
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix))
+            .collect();
+        assert_eq!(found.len(), 1, "files starting with `{prefix}` in {dir}: {found:?}");
+        format!("{dir}/{}", found.remove(0))
+    }
+
     /// The repository's path.
     pub fn path(&self) -> &Path {
         self.dir.path()
@@ -153,6 +180,27 @@ pub fn crds_dir() -> Option<PathBuf> {
     }
     eprintln!("\n!!! SKIPPED: no CRDs (KAAS_CRDS unset and ../shared/crds missing); CRD validation did not run !!!\n");
     None
+}
+
+/// The rendered tree (`overlays/`, `flux/`, `kaas.lock`), each file under a `── path ──`
+/// header, for a snapshot.
+pub fn rendered(repo: &Repo) -> String {
+    let mut out = String::new();
+    for (path, bytes) in repo.snapshot() {
+        if path.starts_with("overlays/") || path.starts_with("flux/") || path == "kaas.lock" {
+            out.push_str(&format!("── {path} ──\n{}\n", String::from_utf8_lossy(&bytes)));
+        }
+    }
+    out
+}
+
+/// Every folder with a `kustomization.yaml` under `overlays/` and `flux/`.
+pub fn kustomize_dirs(repo: &Repo) -> Vec<PathBuf> {
+    repo.snapshot()
+        .keys()
+        .filter(|p| p.ends_with("/kustomization.yaml") && (p.starts_with("overlays/") || p.starts_with("flux/")))
+        .map(|p| repo.path().join(p.trim_end_matches("/kustomization.yaml")))
+        .collect()
 }
 
 /// `kubectl kustomize DIR`, which has kustomize v5 built in.

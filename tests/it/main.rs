@@ -1,9 +1,12 @@
 //! The one integration test binary: real binaries, real files, real kustomize.
 
 mod common;
+mod crd_schema;
 mod errors;
 mod git;
 mod pin;
+mod providers;
 mod registry;
 mod render;
+mod topology;
 mod watch;

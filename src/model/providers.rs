@@ -1,0 +1,179 @@
+//! A tenant's (or a ClusterClass's) infrastructure, one variant per provider, defaults applied.
+
+use crate::spec::raw::Provider;
+
+/// Where a cluster's worker machines run.
+#[derive(Debug, Clone)]
+pub enum Infrastructure {
+    /// Proxmox VE.
+    Proxmox(ProxmoxCluster),
+    /// Hetzner Cloud.
+    Hetzner(HetznerCluster),
+    /// KubeVirt.
+    Kubevirt(KubevirtCluster),
+    /// Nutanix AHV.
+    Nutanix(NutanixCluster),
+    /// metal-stack.
+    MetalStack(MetalStackCluster),
+    /// Equinix Metal (Packet).
+    Packet(PacketCluster),
+    /// Amazon EC2.
+    Aws(AwsCluster),
+}
+
+impl Infrastructure {
+    /// The provider of this infrastructure.
+    pub fn provider(&self) -> Provider {
+        match self {
+            Infrastructure::Proxmox(_) => Provider::Proxmox,
+            Infrastructure::Hetzner(_) => Provider::Hetzner,
+            Infrastructure::Kubevirt(_) => Provider::Kubevirt,
+            Infrastructure::Nutanix(_) => Provider::Nutanix,
+            Infrastructure::MetalStack(_) => Provider::MetalStack,
+            Infrastructure::Packet(_) => Provider::Packet,
+            Infrastructure::Aws(_) => Provider::Aws,
+        }
+    }
+}
+
+/// Cluster-wide Proxmox settings.
+#[derive(Debug, Clone)]
+pub struct ProxmoxCluster {
+    /// DNS servers.
+    pub dns_servers: Vec<String>,
+    /// Allowed nodes.
+    pub allowed_nodes: Vec<String>,
+    /// Static IPv4 pool for nodes.
+    pub ipv4: Option<(Vec<String>, String, u8)>,
+    /// Credentials Secret.
+    pub credentials_secret: Option<String>,
+    /// The machine settings of pools without an override.
+    pub machine: ProxmoxMachine,
+}
+
+/// Per-pool Proxmox machine settings (cluster block merged with the pool override).
+#[derive(Debug, Clone)]
+pub struct ProxmoxMachine {
+    /// Source node.
+    pub source_node: String,
+    /// Template VM ID.
+    pub template_id: u32,
+    /// Bridge.
+    pub bridge: String,
+    /// Allowed nodes.
+    pub allowed_nodes: Vec<String>,
+}
+
+/// The Service annotation with which the hcloud cloud controller manager places a load
+/// balancer: Kamaji's API server Service carries it on Hetzner.
+pub const LOCATION_ANNOTATION: &str = "load-balancer.hetzner.cloud/location";
+
+/// Hetzner Cloud settings.
+#[derive(Debug, Clone)]
+pub struct HetznerCluster {
+    /// Location, e.g. `fsn1`.
+    pub region: String,
+    /// SSH key names in the project.
+    pub ssh_keys: Vec<String>,
+    /// The Secret with the API token (key `hcloud`).
+    pub secret: String,
+    /// Server image.
+    pub image_name: String,
+    /// Server type.
+    pub instance_type: String,
+    /// Private network zone, if any.
+    pub network_zone: Option<String>,
+    /// Name servers for the kubelet's resolv.conf; empty for the server's own.
+    pub nameservers: Vec<String>,
+}
+
+/// KubeVirt settings.
+#[derive(Debug, Clone)]
+pub struct KubevirtCluster {
+    /// Container disk image.
+    pub image: String,
+    /// Storage class of a persistent root disk, if any.
+    pub storage_class: Option<String>,
+}
+
+/// A Nutanix object named by name or by UUID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NutanixRef {
+    /// By name.
+    Name(String),
+    /// By UUID.
+    Uuid(String),
+}
+
+/// Nutanix settings.
+#[derive(Debug, Clone)]
+pub struct NutanixCluster {
+    /// Prism Central address.
+    pub address: String,
+    /// Prism Central port.
+    pub port: u16,
+    /// Skip TLS verification.
+    pub insecure: bool,
+    /// The credentials Secret.
+    pub credentials_secret: String,
+    /// Prism Element cluster.
+    pub cluster: NutanixRef,
+    /// Subnet.
+    pub subnet: NutanixRef,
+    /// Image.
+    pub image: NutanixRef,
+}
+
+/// metal-stack settings.
+#[derive(Debug, Clone)]
+pub struct MetalStackCluster {
+    /// Project ID.
+    pub project_id: String,
+    /// Partition.
+    pub partition: String,
+    /// Node network ID.
+    pub network: String,
+    /// Machine image.
+    pub image: String,
+    /// Machine size.
+    pub size: String,
+    /// The firewall, if any.
+    pub firewall: Option<MetalStackFirewall>,
+}
+
+/// A metal-stack firewall.
+#[derive(Debug, Clone)]
+pub struct MetalStackFirewall {
+    /// Image.
+    pub image: String,
+    /// Size.
+    pub size: String,
+    /// External networks.
+    pub networks: Vec<String>,
+}
+
+/// Equinix Metal settings.
+#[derive(Debug, Clone)]
+pub struct PacketCluster {
+    /// Project ID.
+    pub project_id: String,
+    /// Metro.
+    pub metro: String,
+    /// Device plan.
+    pub plan: String,
+    /// Operating system.
+    pub os: String,
+}
+
+/// AWS settings.
+#[derive(Debug, Clone)]
+pub struct AwsCluster {
+    /// Region.
+    pub region: String,
+    /// AMI ID.
+    pub ami: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// EC2 key pair, if any.
+    pub ssh_key_name: Option<String>,
+}

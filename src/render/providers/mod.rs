@@ -1,0 +1,267 @@
+//! What each infrastructure provider contributes: its infrastructure cluster object (or, in a
+//! ClusterClass, cluster template), its worker machine template, what its nodes' kubelets need,
+//! what the Kamaji control plane needs, and any objects of its own. One file per provider; this
+//! one dispatches on the model's `Infrastructure` and builds the objects around their specs.
+
+mod aws;
+mod hetzner;
+mod kubevirt;
+mod metal_stack;
+mod nutanix;
+mod packet;
+mod proxmox;
+
+use std::net::IpAddr;
+
+use crate::map;
+use crate::model::{Infrastructure, Platform, Provider, ProxmoxMachine, Tenant};
+use crate::render::Object;
+use crate::render::node::Node;
+use crate::render::tenant::tmeta;
+
+/// The API group of every infrastructure object.
+pub(crate) const GROUP: &str = "infrastructure.cluster.x-k8s.io";
+
+/// A kind and its `apiVersion`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kind {
+    /// `kind`.
+    pub kind: &'static str,
+    /// `apiVersion`.
+    pub api_version: &'static str,
+}
+
+/// The kinds a provider renders.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kinds {
+    /// The infrastructure cluster.
+    pub cluster: Kind,
+    /// Its template, for ClusterClasses (`None`: the provider ships none).
+    pub cluster_template: Option<Kind>,
+    /// The worker machine template.
+    pub machine_template: Kind,
+}
+
+/// The kinds of `provider`, in the API versions of `../shared/spec/README.md`.
+pub(crate) fn kinds(provider: Provider) -> Kinds {
+    let k = |kind, api_version| Kind { kind, api_version };
+    let (version, cluster, template, machine) = match provider {
+        Provider::Proxmox => (
+            "v1alpha2",
+            "ProxmoxCluster",
+            Some("ProxmoxClusterTemplate"),
+            "ProxmoxMachineTemplate",
+        ),
+        Provider::Hetzner => (
+            "v1beta1",
+            "HetznerCluster",
+            Some("HetznerClusterTemplate"),
+            "HCloudMachineTemplate",
+        ),
+        Provider::Kubevirt => (
+            "v1alpha1",
+            "KubevirtCluster",
+            Some("KubevirtClusterTemplate"),
+            "KubevirtMachineTemplate",
+        ),
+        Provider::Nutanix => (
+            "v1beta1",
+            "NutanixCluster",
+            Some("NutanixClusterTemplate"),
+            "NutanixMachineTemplate",
+        ),
+        Provider::MetalStack => ("v1alpha1", "MetalStackCluster", None, "MetalStackMachineTemplate"),
+        Provider::Packet => ("v1beta1", "PacketCluster", None, "PacketMachineTemplate"),
+        Provider::Aws => (
+            "v1beta2",
+            "AWSCluster",
+            Some("AWSClusterTemplate"),
+            "AWSMachineTemplate",
+        ),
+    };
+    let api_version = api_version(version);
+    Kinds {
+        cluster: k(cluster, api_version),
+        cluster_template: template.map(|t| k(t, api_version)),
+        machine_template: k(machine, api_version),
+    }
+}
+
+fn api_version(version: &str) -> &'static str {
+    match version {
+        "v1alpha1" => "infrastructure.cluster.x-k8s.io/v1alpha1",
+        "v1alpha2" => "infrastructure.cluster.x-k8s.io/v1alpha2",
+        "v1beta1" => "infrastructure.cluster.x-k8s.io/v1beta1",
+        _ => "infrastructure.cluster.x-k8s.io/v1beta2",
+    }
+}
+
+/// For whom an infrastructure cluster (or its class template) is rendered.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClusterContext<'a> {
+    /// The tenant (also its namespace); `None` in a ClusterClass template.
+    pub tenant: Option<&'a str>,
+    /// The VIP and API server port, when known at render time.
+    pub endpoint: Option<(IpAddr, u16)>,
+}
+
+/// Whether the provider's infrastructure cluster carries the API endpoint (the VIP), which
+/// Kamaji's provider checks against the control plane's address.
+pub(crate) fn takes_endpoint(provider: Provider) -> bool {
+    matches!(provider, Provider::Nutanix | Provider::MetalStack)
+}
+
+/// An infrastructure cluster's annotations and spec.
+#[derive(Debug, Clone)]
+pub(crate) struct ClusterParts {
+    /// `metadata.annotations`.
+    pub annotations: Vec<(&'static str, &'static str)>,
+    /// `spec` (`Absent` when the kind needs none).
+    pub spec: Node,
+}
+
+/// The infrastructure cluster's parts.
+pub(crate) fn cluster_parts(infra: &Infrastructure, ctx: &ClusterContext<'_>) -> ClusterParts {
+    match infra {
+        Infrastructure::Proxmox(x) => proxmox::cluster(x, ctx),
+        Infrastructure::Hetzner(x) => hetzner::cluster(x),
+        Infrastructure::Kubevirt(_) => kubevirt::cluster(),
+        Infrastructure::Nutanix(x) => nutanix::cluster(x, ctx),
+        Infrastructure::MetalStack(x) => metal_stack::cluster(x, ctx),
+        Infrastructure::Packet(x) => packet::cluster(x),
+        Infrastructure::Aws(x) => aws::cluster(x),
+    }
+}
+
+/// A tenant's infrastructure cluster object, named after the tenant.
+pub(crate) fn cluster_object(t: &Tenant) -> Object {
+    let kind = kinds(t.provider()).cluster;
+    let ctx = ClusterContext {
+        tenant: Some(&t.name),
+        endpoint: t.vip.map(|ip| (ip, t.port)),
+    };
+    let parts = cluster_parts(&t.infrastructure, &ctx);
+    let mut metadata = tmeta(t, &t.name);
+    if let Node::Map(m) = &mut metadata {
+        m.push(("annotations".into(), annotations(&parts.annotations)));
+    }
+    Object {
+        kind: kind.kind,
+        name: t.name.clone(),
+        body: map! {
+            "apiVersion" => kind.api_version,
+            "kind" => kind.kind,
+            "metadata" => metadata,
+            "spec" => parts.spec,
+        },
+    }
+}
+
+/// `metadata.annotations` from pairs (`Absent` when there are none).
+pub(crate) fn annotations(pairs: &[(&'static str, &'static str)]) -> Node {
+    Node::Map(pairs.iter().map(|(k, v)| ((*k).to_string(), Node::from(*v))).collect()).or_absent()
+}
+
+/// A worker's size.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Size {
+    /// vCPUs.
+    pub cpus: u32,
+    /// Memory in MiB.
+    pub memory_mib: u32,
+    /// Boot disk in GiB.
+    pub disk_gib: u32,
+}
+
+/// The machine template's `spec.template.spec`. `proxmox` is the pool's merged Proxmox settings
+/// (the block's own when `None`).
+pub(crate) fn machine_spec(infra: &Infrastructure, size: &Size, proxmox: Option<&ProxmoxMachine>) -> Node {
+    match infra {
+        Infrastructure::Proxmox(x) => proxmox::machine(proxmox.unwrap_or(&x.machine), size),
+        Infrastructure::Hetzner(x) => hetzner::machine(x, size),
+        Infrastructure::Kubevirt(x) => kubevirt::machine(x, size),
+        Infrastructure::Nutanix(x) => nutanix::machine(x, size),
+        Infrastructure::MetalStack(x) => metal_stack::machine(x, size),
+        Infrastructure::Packet(x) => packet::machine(x, size),
+        Infrastructure::Aws(x) => aws::machine(x, size),
+    }
+}
+
+/// What a provider's nodes need from kubeadm.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeWiring {
+    /// The kubelet's `provider-id`, when the node can know it at boot; `None` when a controller
+    /// (the provider's or its cloud controller manager) sets it.
+    pub provider_id: Option<&'static str>,
+    /// `cloud-provider: external`: the node waits for the provider's cloud controller manager.
+    pub external_cloud: bool,
+    /// Further kubelet flags.
+    pub extra_args: Vec<(&'static str, String)>,
+    /// Files written before kubeadm runs.
+    pub files: Vec<Node>,
+    /// `nodeRegistration.name`, when the provider needs a particular node name.
+    pub node_name: Option<&'static str>,
+    /// The nodes boot with Ignition instead of cloud-init.
+    pub ignition: bool,
+}
+
+impl NodeWiring {
+    /// The kubelet flags this wiring sets, in a fixed order.
+    pub(crate) fn kubelet_args(&self) -> Vec<Node> {
+        let mut args = Vec::new();
+        if let Some(id) = self.provider_id {
+            args.push(map! {"name" => "provider-id", "value" => id});
+        }
+        if self.external_cloud {
+            args.push(map! {"name" => "cloud-provider", "value" => "external"});
+        }
+        for (name, value) in &self.extra_args {
+            args.push(map! {"name" => *name, "value" => value});
+        }
+        args
+    }
+}
+
+/// The provider's node wiring.
+pub(crate) fn node(infra: &Infrastructure) -> NodeWiring {
+    match infra {
+        Infrastructure::Proxmox(_) => proxmox::node(),
+        Infrastructure::Hetzner(x) => hetzner::node(x),
+        Infrastructure::Kubevirt(_) => kubevirt::node(),
+        Infrastructure::Nutanix(_) => nutanix::node(),
+        Infrastructure::MetalStack(_) => metal_stack::node(),
+        Infrastructure::Packet(_) => packet::node(),
+        Infrastructure::Aws(_) => aws::node(),
+    }
+}
+
+/// What a provider needs from the Kamaji control plane.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ControlPlaneWiring {
+    /// Annotations on the API server's Service.
+    pub service_annotations: Vec<(&'static str, String)>,
+    /// The controller manager runs with `--cloud-provider=external`.
+    pub external_cloud: bool,
+}
+
+/// The provider's control plane wiring.
+pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
+    match infra {
+        Infrastructure::Hetzner(x) => hetzner::control_plane(x),
+        Infrastructure::Nutanix(_) => nutanix::control_plane(),
+        Infrastructure::MetalStack(_) => metal_stack::control_plane(),
+        Infrastructure::Aws(_) => aws::control_plane(),
+        Infrastructure::Proxmox(_) | Infrastructure::Kubevirt(_) | Infrastructure::Packet(_) => {
+            ControlPlaneWiring::default()
+        }
+    }
+}
+
+/// Objects of the provider's own in the tenant's overlay (either mode).
+pub(crate) fn extra_objects(p: &Platform, t: &Tenant) -> Vec<Object> {
+    match &t.infrastructure {
+        Infrastructure::Nutanix(x) => nutanix::ccm(p, t, x).into_iter().collect(),
+        Infrastructure::MetalStack(x) => metal_stack::firewall(t, x),
+        _ => Vec::new(),
+    }
+}

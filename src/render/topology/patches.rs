@@ -1,0 +1,263 @@
+//! A ClusterClass's variables and patches: kaas-gitops's own first (datastore, VIP, SSH keys,
+//! and what the provider needs of the shared templates), then the class's own from kaas.yaml.
+//! Cluster API applies them in this order, so a class's patch may build on the built-in ones.
+
+use crate::map;
+use crate::model::{ClassPatch, ClusterClass, PatchValue};
+use crate::render::node::Node;
+use crate::render::providers;
+use crate::render::tenant::CLOUD_PROVIDER_EXTERNAL;
+use crate::spec::raw::{PatchTarget, VariableSchema};
+
+/// The tenant's DataStore name.
+pub(crate) const VAR_DATASTORE: &str = "kaasDataStore";
+/// The tenant's VIP and port, `{host, port}`, when known at render time.
+pub(crate) const VAR_ENDPOINT: &str = "kaasEndpoint";
+/// The tenant's `sshAuthorizedKeys`.
+pub(crate) const VAR_SSH_KEYS: &str = "kaasSSHAuthorizedKeys";
+
+/// The `selector` of each patch target.
+pub(super) struct Selectors {
+    /// The shared `KamajiControlPlaneTemplate`.
+    pub control_plane: Node,
+    /// The class's infrastructure cluster template.
+    pub infrastructure_cluster: Node,
+    /// The shared worker `KubeadmConfigTemplate`.
+    pub worker_bootstrap: Node,
+    /// The class's worker machine template.
+    pub worker_machine: Node,
+}
+
+impl Selectors {
+    fn of(&self, target: PatchTarget) -> &Node {
+        match target {
+            PatchTarget::ControlPlane => &self.control_plane,
+            PatchTarget::InfrastructureCluster => &self.infrastructure_cluster,
+            PatchTarget::WorkerBootstrap => &self.worker_bootstrap,
+            PatchTarget::WorkerMachine => &self.worker_machine,
+        }
+    }
+}
+
+/// `spec.variables`: the built-in ones, then the class's.
+pub(super) fn variables(class: &ClusterClass) -> Node {
+    let variable = |name: &str, required: bool, schema: Node| {
+        map! {"name" => name, "required" => required, "schema" => map! {"openAPIV3Schema" => schema}}
+    };
+    let mut out = vec![
+        variable(
+            VAR_DATASTORE,
+            true,
+            map! {"type" => "string", "description" => "The tenant's DataStore (set by kaas-gitops)."},
+        ),
+        variable(
+            VAR_ENDPOINT,
+            false,
+            map! {
+                "type" => "object",
+                "description" => "The tenant's VIP and API server port (set by kaas-gitops).",
+                "properties" => map! {
+                    "host" => map! {"type" => "string"},
+                    "port" => map! {"type" => "integer", "minimum" => 1u32, "maximum" => 65535u32},
+                },
+                "required" => vec!["host", "port"],
+            },
+        ),
+        variable(
+            VAR_SSH_KEYS,
+            false,
+            map! {
+                "type" => "array",
+                "description" => "SSH keys put on every node (set by kaas-gitops).",
+                "items" => map! {"type" => "string"},
+            },
+        ),
+    ];
+    for v in &class.variables {
+        out.push(variable(&v.name, v.required, schema(&v.schema)));
+    }
+    Node::Seq(out)
+}
+
+/// A variable's OpenAPI schema as written in kaas.yaml.
+fn schema(s: &VariableSchema) -> Node {
+    map! {
+        "type" => s.kind.as_str(),
+        "description" => s.description.clone(),
+        "minimum" => s.minimum,
+        "maximum" => s.maximum,
+        "minLength" => s.min_length.map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+        "maxLength" => s.max_length.map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+        "pattern" => s.pattern.clone(),
+        "enum" => s.enum_values.as_ref().map(|e| Node::Seq(e.iter().map(Node::from).collect())),
+        "default" => s.default.as_ref().map(Node::from),
+        "items" => s.items.as_deref().map(schema),
+        "minItems" => s.min_items.map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+        "maxItems" => s.max_items.map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+        "properties" => s.properties.as_ref().map(|p| Node::Map(p.iter().map(|(k, v)| (k.clone(), schema(v))).collect())),
+        "required" => s.required.clone(),
+    }
+}
+
+fn op(kind: &str, path: &str, value: Node) -> Node {
+    map! {"op" => kind, "path" => path, "value" => value}
+}
+
+fn op_from(kind: &str, path: &str, from: (&str, &str)) -> Node {
+    map! {"op" => kind, "path" => path, "valueFrom" => map! {from.0 => from.1}}
+}
+
+fn definition(selector: &Node, ops: Vec<Node>) -> Node {
+    map! {"selector" => selector.clone(), "jsonPatches" => ops}
+}
+
+fn patch(name: &str, description: &str, enabled_if: Option<String>, definitions: Vec<Node>) -> Node {
+    map! {
+        "name" => name,
+        "description" => description,
+        "enabledIf" => enabled_if,
+        "definitions" => definitions,
+    }
+}
+
+fn when_set(variable: &str) -> Option<String> {
+    Some(format!("{{{{ if .{variable} }}}}true{{{{ end }}}}"))
+}
+
+/// `spec.patches`.
+pub(super) fn patches(class: &ClusterClass, sel: &Selectors) -> Node {
+    let mut out = vec![patch(
+        "kaas-datastore",
+        "The tenant's DataStore.",
+        None,
+        vec![definition(
+            &sel.control_plane,
+            vec![op_from(
+                "add",
+                "/spec/template/spec/dataStoreName",
+                ("variable", VAR_DATASTORE),
+            )],
+        )],
+    )];
+    let mut endpoint = vec![definition(
+        &sel.control_plane,
+        vec![op_from(
+            "add",
+            "/spec/template/spec/network/serviceAddress",
+            ("variable", &format!("{VAR_ENDPOINT}.host")),
+        )],
+    )];
+    if providers::takes_endpoint(class.infrastructure.provider()) {
+        endpoint.push(definition(
+            &sel.infrastructure_cluster,
+            vec![op_from(
+                "add",
+                "/spec/template/spec/controlPlaneEndpoint",
+                ("variable", VAR_ENDPOINT),
+            )],
+        ));
+    }
+    out.push(patch(
+        "kaas-endpoint",
+        "The tenant's VIP, when it has one.",
+        when_set(VAR_ENDPOINT),
+        endpoint,
+    ));
+    out.push(patch(
+        "kaas-ssh-keys",
+        "The tenant's SSH keys on every node.",
+        when_set(VAR_SSH_KEYS),
+        vec![definition(
+            &sel.worker_bootstrap,
+            vec![op_from(
+                "add",
+                "/spec/template/spec/users",
+                (
+                    "template",
+                    &format!("- name: root\n  sshAuthorizedKeys: {{{{ toJson .{VAR_SSH_KEYS} }}}}\n"),
+                ),
+            )],
+        )],
+    ));
+    let provider = provider_patch(class, sel);
+    out.extend(provider);
+    out.extend(class.patches.iter().map(|p| user_patch(p, sel)));
+    Node::Seq(out)
+}
+
+/// What the provider needs of the shared templates, the same wiring explicit mode renders.
+fn provider_patch(class: &ClusterClass, sel: &Selectors) -> Option<Node> {
+    let cp = providers::control_plane(&class.infrastructure);
+    let node = providers::node(&class.infrastructure);
+    let mut definitions = Vec::new();
+    let mut cp_ops = Vec::new();
+    if !cp.service_annotations.is_empty() {
+        let annotations = Node::Map(
+            cp.service_annotations
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), Node::from(v)))
+                .collect(),
+        );
+        cp_ops.push(op("add", "/spec/template/spec/network/serviceAnnotations", annotations));
+    }
+    if cp.external_cloud {
+        cp_ops.push(op(
+            "add",
+            "/spec/template/spec/controllerManager",
+            map! {"extraArgs" => vec![CLOUD_PROVIDER_EXTERNAL]},
+        ));
+    }
+    if !cp_ops.is_empty() {
+        definitions.push(definition(&sel.control_plane, cp_ops));
+    }
+    let mut node_ops = Vec::new();
+    if !node.files.is_empty() {
+        node_ops.push(op("add", "/spec/template/spec/files", Node::from(node.files.clone())));
+    }
+    let registration = map! {
+        "name" => node.node_name,
+        "kubeletExtraArgs" => Node::from(node.kubelet_args()).or_absent(),
+    }
+    .or_absent();
+    if registration != Node::Absent {
+        node_ops.push(op(
+            "add",
+            "/spec/template/spec/joinConfiguration",
+            map! {"nodeRegistration" => registration},
+        ));
+    }
+    if !node_ops.is_empty() {
+        definitions.push(definition(&sel.worker_bootstrap, node_ops));
+    }
+    let name = class.infrastructure.provider().as_str();
+    (!definitions.is_empty()).then(|| {
+        patch(
+            &format!("kaas-{name}"),
+            &format!("What the {name} provider needs of the shared Kamaji and kubeadm templates."),
+            None,
+            definitions,
+        )
+    })
+}
+
+fn user_patch(p: &ClassPatch, sel: &Selectors) -> Node {
+    let ops: Vec<Node> = p
+        .ops
+        .iter()
+        .map(|o| {
+            let kind = o.op.as_str();
+            match &o.value {
+                None => map! {"op" => kind, "path" => &o.path},
+                Some(PatchValue::Fixed(v)) => op(kind, &o.path, Node::from(v)),
+                Some(PatchValue::Variable(v)) => op_from(kind, &o.path, ("variable", v)),
+                Some(PatchValue::Template(t)) => op_from(kind, &o.path, ("template", t)),
+            }
+        })
+        .collect();
+    map! {
+        "name" => &p.name,
+        "description" => p.description.clone(),
+        "enabledIf" => p.enabled_if.clone(),
+        "definitions" => vec![definition(sel.of(p.target), ops)],
+    }
+}

@@ -1,0 +1,285 @@
+//! The provider blocks of `spec.infrastructure` (and of a ClusterClass in `kaas.yaml`), one per
+//! infrastructure provider, as written. Field names follow the upstream objects they feed (see
+//! `../shared/spec/tenant.md`); credentials are always the name of a Secret, never a value.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// `spec.infrastructure`: the provider and exactly its block.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Infrastructure {
+    /// The infrastructure provider of the worker machines.
+    pub provider: Provider,
+    /// Settings for `provider: proxmox`.
+    pub proxmox: Option<Proxmox>,
+    /// Settings for `provider: hetzner`.
+    pub hetzner: Option<Hetzner>,
+    /// Settings for `provider: kubevirt`.
+    pub kubevirt: Option<Kubevirt>,
+    /// Settings for `provider: nutanix`.
+    pub nutanix: Option<Nutanix>,
+    /// Settings for `provider: metal-stack`.
+    #[serde(rename = "metal-stack")]
+    pub metal_stack: Option<MetalStack>,
+    /// Settings for `provider: packet`.
+    pub packet: Option<Packet>,
+    /// Settings for `provider: aws`.
+    pub aws: Option<Aws>,
+}
+
+impl Infrastructure {
+    /// The names of the provider blocks that are written, in declaration order.
+    pub fn blocks(&self) -> Vec<Provider> {
+        let mut out = Vec::new();
+        let written = [
+            (Provider::Proxmox, self.proxmox.is_some()),
+            (Provider::Hetzner, self.hetzner.is_some()),
+            (Provider::Kubevirt, self.kubevirt.is_some()),
+            (Provider::Nutanix, self.nutanix.is_some()),
+            (Provider::MetalStack, self.metal_stack.is_some()),
+            (Provider::Packet, self.packet.is_some()),
+            (Provider::Aws, self.aws.is_some()),
+        ];
+        for (p, present) in written {
+            if present {
+                out.push(p);
+            }
+        }
+        out
+    }
+}
+
+/// An infrastructure provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// Proxmox VE (ionos-cloud/cluster-api-provider-proxmox, CAPMOX).
+    Proxmox,
+    /// Hetzner Cloud (syself/cluster-api-provider-hetzner, CAPH).
+    Hetzner,
+    /// KubeVirt virtual machines (kubernetes-sigs/cluster-api-provider-kubevirt, CAPK).
+    Kubevirt,
+    /// Nutanix AHV (nutanix-cloud-native/cluster-api-provider-nutanix, CAPX).
+    Nutanix,
+    /// metal-stack bare metal (metal-stack/cluster-api-provider-metal-stack, CAPMS).
+    MetalStack,
+    /// Equinix Metal, formerly Packet (kubernetes-sigs/cluster-api-provider-packet, CAPP);
+    /// deprecated upstream.
+    Packet,
+    /// Amazon EC2 (kubernetes-sigs/cluster-api-provider-aws, CAPA).
+    Aws,
+}
+
+impl Provider {
+    /// Every provider, in the order the docs list them.
+    pub const ALL: [Provider; 7] = [
+        Provider::Proxmox,
+        Provider::Hetzner,
+        Provider::Kubevirt,
+        Provider::Nutanix,
+        Provider::MetalStack,
+        Provider::Packet,
+        Provider::Aws,
+    ];
+
+    /// The name used in `kaas.yaml`, in the tenant file and by clusterctl.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Proxmox => "proxmox",
+            Provider::Hetzner => "hetzner",
+            Provider::Kubevirt => "kubevirt",
+            Provider::Nutanix => "nutanix",
+            Provider::MetalStack => "metal-stack",
+            Provider::Packet => "packet",
+            Provider::Aws => "aws",
+        }
+    }
+
+    /// The provider named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// Every provider name, comma-separated in backticks, for hints.
+    pub fn names() -> String {
+        Provider::ALL
+            .iter()
+            .map(|p| format!("`{}`", p.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `spec.infrastructure.proxmox`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Proxmox {
+    /// The Proxmox node that holds the VM template.
+    pub source_node: String,
+    /// The VM template's ID.
+    #[serde(rename = "templateID")]
+    pub template_id: u32,
+    /// DNS servers of the nodes.
+    pub dns_servers: Vec<String>,
+    /// Proxmox nodes the VMs may run on (default: `[sourceNode]`).
+    #[serde(default)]
+    pub allowed_nodes: Vec<String>,
+    /// The bridge of the VMs' first NIC (default `vmbr0`).
+    pub bridge: Option<String>,
+    /// Static IPv4 addresses for the nodes.
+    pub ipv4: Option<Ipv4Config>,
+    /// The Secret holding the Proxmox API credentials (in the tenant namespace).
+    pub credentials_secret: Option<String>,
+}
+
+/// `proxmox.ipv4`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ipv4Config {
+    /// Address ranges (`10.0.5.10-10.0.5.60`) or CIDRs.
+    pub addresses: Vec<String>,
+    /// The default gateway.
+    pub gateway: String,
+    /// The prefix length of the node network.
+    pub prefix: u8,
+}
+
+/// A per-pool override of the Proxmox block.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProxmoxPool {
+    /// Overrides `sourceNode`.
+    pub source_node: Option<String>,
+    /// Overrides `templateID`.
+    #[serde(rename = "templateID")]
+    pub template_id: Option<u32>,
+    /// Overrides `bridge`.
+    pub bridge: Option<String>,
+    /// Overrides `allowedNodes`.
+    pub allowed_nodes: Option<Vec<String>>,
+}
+
+/// `spec.infrastructure.hetzner`: Hetzner Cloud servers (CAPH `HCloudMachine`s).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Hetzner {
+    /// The Hetzner Cloud location: `fsn1`, `nbg1`, `hel1`, `ash`, `hil` or `sin`. Also the
+    /// location of the API server's load balancer when the management cluster runs on Hetzner.
+    pub region: String,
+    /// Names of SSH keys in the Hetzner Cloud project, put on every server.
+    pub ssh_keys: Vec<String>,
+    /// The Secret (in the tenant namespace) whose key `hcloud` holds the Hetzner Cloud API token.
+    pub hetzner_secret: String,
+    /// The server image (default `ubuntu-24.04`).
+    pub image_name: Option<String>,
+    /// The server type (default `cpx31`).
+    pub instance_type: Option<String>,
+    /// Put the servers on a private network in this zone: `eu-central`, `us-east`, `us-west`
+    /// or `ap-southeast` (default: public network only).
+    pub network_zone: Option<String>,
+    /// Name servers the kubelet hands to pods, written to `/etc/kubernetes/resolv.conf` (default:
+    /// the server's own resolver).
+    pub nameservers: Option<Vec<String>>,
+}
+
+/// `spec.infrastructure.kubevirt`: KubeVirt virtual machines in the management cluster.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Kubevirt {
+    /// The node image: a container disk such as `quay.io/capk/ubuntu-2404-container-disk:v1.33.4`.
+    pub image: String,
+    /// Give each VM a persistent root disk of `machine.diskGiB` in this storage class, imported
+    /// from `image` (default: an ephemeral container disk).
+    pub storage_class: Option<String>,
+}
+
+/// `spec.infrastructure.nutanix`: Nutanix AHV virtual machines.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Nutanix {
+    /// The Prism Central that manages the cluster.
+    pub prism_central: PrismCentral,
+    /// The Prism Element cluster the VMs run on: its name, or its UUID.
+    pub cluster: String,
+    /// The subnet of the VMs' NIC: its name, or its UUID.
+    pub subnet: String,
+    /// The VM image: its name, or its UUID.
+    pub image: String,
+}
+
+/// `nutanix.prismCentral`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PrismCentral {
+    /// Host name or IP address of Prism Central.
+    pub address: String,
+    /// Its port (default 9440).
+    pub port: Option<u16>,
+    /// The Secret (in the tenant namespace) with Prism Central credentials in its `credentials`
+    /// key. The Nutanix cloud controller manager reads a Secret of the same name in the tenant
+    /// cluster's `kube-system`.
+    pub credentials_secret: String,
+    /// Skip TLS verification of Prism Central (default false).
+    pub insecure: Option<bool>,
+}
+
+/// `spec.infrastructure.metal-stack`: metal-stack bare-metal machines.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MetalStack {
+    /// The metal-stack project.
+    #[serde(rename = "projectID")]
+    pub project_id: String,
+    /// The partition the machines run in.
+    pub partition: String,
+    /// The ID of the node network.
+    pub network: String,
+    /// The machine image, e.g. `ubuntu-24.04`.
+    pub image: String,
+    /// The machine size, e.g. `c1-xlarge-x86`.
+    pub size: String,
+    /// A firewall in front of the node network.
+    pub firewall: Option<MetalStackFirewall>,
+}
+
+/// `metal-stack.firewall`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetalStackFirewall {
+    /// The firewall image, e.g. `firewall-ubuntu-3.0`.
+    pub image: String,
+    /// The firewall machine size.
+    pub size: String,
+    /// External networks the firewall routes to, e.g. `[internet]`.
+    pub networks: Vec<String>,
+}
+
+/// `spec.infrastructure.packet`: Equinix Metal devices (deprecated upstream).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Packet {
+    /// The Equinix Metal project.
+    #[serde(rename = "projectID")]
+    pub project_id: String,
+    /// The metro, e.g. `da`.
+    pub metro: String,
+    /// The device plan (default `c3.small.x86`).
+    pub plan: Option<String>,
+    /// The operating system (default `ubuntu_24_04`).
+    pub os: Option<String>,
+}
+
+/// `spec.infrastructure.aws`: Amazon EC2 instances.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Aws {
+    /// The AWS region, e.g. `eu-central-1`.
+    pub region: String,
+    /// The AMI ID of the node image, e.g. `ami-0123456789abcdef0`.
+    pub ami: String,
+    /// The instance type (default `t3.large`).
+    pub instance_type: Option<String>,
+    /// The name of an EC2 key pair put on every instance.
+    pub ssh_key_name: Option<String>,
+}

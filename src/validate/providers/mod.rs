@@ -1,0 +1,226 @@
+//! `spec.infrastructure` (of a tenant, or of a ClusterClass in `kaas.yaml`) -> the model's
+//! `Infrastructure`: the provider must be installed, exactly its block written, and the block's
+//! fields valid. One file per provider; rules that need the whole tenant (its VIP, its port, its
+//! service annotations) are in `tenant_rules`, run once VIPs are allocated.
+
+mod aws;
+mod hetzner;
+mod installed;
+mod kubevirt;
+mod metal_stack;
+mod nutanix;
+mod packet;
+mod proxmox;
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::{Infrastructure, LOCATION_ANNOTATION, Provider, Tenant};
+use crate::spec::raw;
+use crate::spec::source::Source;
+use crate::validate::names::is_dns1123_subdomain;
+
+pub(crate) use installed::installed;
+pub(crate) use proxmox::pool_machine;
+
+/// The release each provider's hints suggest (the one `../shared/crds` was taken from).
+pub(crate) fn example_version(p: Provider) -> &'static str {
+    match p {
+        Provider::Proxmox => "v0.9.0",
+        Provider::Hetzner => "v1.1.8",
+        Provider::Kubevirt => "v0.11.2",
+        Provider::Nutanix => "v1.10.3",
+        Provider::MetalStack => "v0.8.0",
+        Provider::Packet => "v0.9.0",
+        Provider::Aws => "v2.11.1",
+    }
+}
+
+/// Validates `field` (`spec.infrastructure` or `spec.topology.classes[i].infrastructure`).
+/// `installed` are the platform's infrastructure providers.
+pub(crate) fn infrastructure(
+    src: &Source,
+    field: &str,
+    infra: &raw::Infrastructure,
+    installed: &BTreeMap<Provider, String>,
+    errs: &mut Vec<Diagnostic>,
+) -> Option<Infrastructure> {
+    let provider = infra.provider;
+    let name = provider.as_str();
+    if !installed.contains_key(&provider) {
+        errs.push(
+            src.error(
+                &format!("{field}.provider"),
+                format!("the platform does not install the `{name}` provider"),
+            )
+            .with_hint(format!(
+                "add it to kaas.yaml `spec.clusterApi.infrastructureProviders` (e.g. `{name}: {}`)",
+                example_version(provider)
+            )),
+        );
+    }
+    for other in infra.blocks().into_iter().filter(|b| *b != provider) {
+        errs.push(
+            src.key_error(
+                &format!("{field}.{}", other.as_str()),
+                format!("a `{}` block with `provider: {name}`", other.as_str()),
+            )
+            .with_hint(format!(
+                "write exactly the block named by `provider`: remove `{}:` or set `provider: {}`",
+                other.as_str(),
+                other.as_str()
+            )),
+        );
+    }
+    let at = format!("{field}.{name}");
+    let missing = |errs: &mut Vec<Diagnostic>, required: &str| {
+        errs.push(
+            src.error(field, format!("`provider: {name}` needs the `{name}:` block"))
+                .with_hint(format!("add `{name}: {{{required}}}`")),
+        );
+    };
+    macro_rules! block {
+        ($b:expr, $required:expr, $check:path, $variant:path) => {
+            match $b {
+                Some(b) => Some($variant($check(src, &at, b, errs))),
+                None => {
+                    missing(errs, $required);
+                    None
+                }
+            }
+        };
+    }
+    match provider {
+        Provider::Proxmox => block!(
+            &infra.proxmox,
+            "sourceNode: ..., templateID: ..., dnsServers: [...]",
+            proxmox::cluster,
+            Infrastructure::Proxmox
+        ),
+        Provider::Hetzner => block!(
+            &infra.hetzner,
+            "region: fsn1, sshKeys: [...], hetznerSecret: ...",
+            hetzner::cluster,
+            Infrastructure::Hetzner
+        ),
+        Provider::Kubevirt => block!(
+            &infra.kubevirt,
+            "image: ...",
+            kubevirt::cluster,
+            Infrastructure::Kubevirt
+        ),
+        Provider::Nutanix => block!(
+            &infra.nutanix,
+            "prismCentral: {address: ..., credentialsSecret: ...}, cluster: ..., subnet: ..., image: ...",
+            nutanix::cluster,
+            Infrastructure::Nutanix
+        ),
+        Provider::MetalStack => block!(
+            &infra.metal_stack,
+            "projectID: ..., partition: ..., network: ..., image: ..., size: ...",
+            metal_stack::cluster,
+            Infrastructure::MetalStack
+        ),
+        Provider::Packet => block!(
+            &infra.packet,
+            "projectID: ..., metro: ...",
+            packet::cluster,
+            Infrastructure::Packet
+        ),
+        Provider::Aws => block!(&infra.aws, "region: ..., ami: ...", aws::cluster, Infrastructure::Aws),
+    }
+}
+
+/// Rules between a tenant's endpoint, its service and its provider, once every VIP is known. A
+/// VIP is rendered into several objects that must agree, and Kamaji only checks some of them:
+/// what the user writes elsewhere must not contradict it.
+pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>) {
+    if let Infrastructure::Hetzner(h) = &t.infrastructure
+        && let Some(location) = t.service_annotations.get(LOCATION_ANNOTATION)
+        && *location != h.region
+    {
+        errs.push(
+            src.error(
+                &format!("spec.controlPlane.service.annotations.{}", LOCATION_ANNOTATION),
+                format!(
+                    "the load balancer location `{location}` differs from the region `{}`",
+                    h.region
+                ),
+            )
+            .with_hint("the region decides it: drop the annotation"),
+        );
+    }
+    if matches!(t.infrastructure, Infrastructure::MetalStack(_)) && t.topology.is_none() && t.vip.is_none() {
+        errs.push(
+            src.error("spec.controlPlane.endpoint", "a metal-stack tenant needs a VIP known at render time")
+                .with_hint("Kamaji checks, but never sets, `MetalStackCluster.spec.controlPlaneEndpoint`: set `endpoint.host`, or keep the `LoadBalancer` service type and add a range to kaas.yaml `spec.loadBalancer.pools`"),
+        );
+    }
+    if let Some(vip) = t.vip {
+        for (key, value) in &t.service_annotations {
+            if !LB_IP_ANNOTATIONS.contains(&key.as_str()) {
+                continue;
+            }
+            let agrees = value.split(',').map(str::trim).any(|a| a.parse::<IpAddr>() == Ok(vip));
+            if !agrees {
+                errs.push(
+                    src.error(
+                        &format!("spec.controlPlane.service.annotations.{key}"),
+                        format!("`{key}: {value}` asks for another address than the VIP {vip}"),
+                    )
+                    .with_hint("the VIP is the API server's address in the Cluster and the infrastructure cluster; drop the annotation or make it the VIP"),
+                );
+            }
+        }
+    }
+    for (i, arg) in t.api_server.extra_args.iter().enumerate() {
+        if let Some(port) = arg.strip_prefix("--secure-port=")
+            && port.parse::<u16>() != Ok(t.port)
+        {
+            errs.push(
+                src.error(
+                    &format!("spec.controlPlane.apiServer.extraArgs[{i}]"),
+                    format!("`{arg}` differs from the endpoint port {}", t.port),
+                )
+                .with_hint("the API server listens on `controlPlane.endpoint.port`, which Cluster API and the infrastructure cluster also use: set the port there and drop the flag"),
+            );
+        }
+    }
+}
+
+/// Service annotations that pin a load balancer's address (MetalLB, kube-vip).
+const LB_IP_ANNOTATIONS: [&str; 3] = [
+    "metallb.io/loadBalancerIPs",
+    "metallb.universe.tf/loadBalancerIPs",
+    "kube-vip.io/loadbalancerIPs",
+];
+
+/// A required text field: not empty, no surrounding blanks.
+fn text(src: &Source, field: &str, value: &str, what: &str, errs: &mut Vec<Diagnostic>) {
+    if value.trim().is_empty() {
+        errs.push(src.error(field, format!("empty {what}")));
+    } else if value.trim() != value || value.contains(char::is_whitespace) {
+        errs.push(src.error(field, format!("`{value}` is not a valid {what}: it contains blanks")));
+    }
+}
+
+/// The name of a Secret: credentials are referenced, never written.
+fn secret(src: &Source, field: &str, name: &str, errs: &mut Vec<Diagnostic>) {
+    if !is_dns1123_subdomain(name) || name.is_empty() {
+        errs.push(src.error(field, format!("`{name}` is not a Secret name")).with_hint(
+            "name a Secret in lower-case letters, digits, `-` and `.`; put the credentials in that Secret, never here",
+        ));
+    }
+}
+
+/// One of `allowed`, or an error listing them.
+fn one_of(src: &Source, field: &str, value: &str, what: &str, allowed: &[&str], errs: &mut Vec<Diagnostic>) {
+    if !allowed.contains(&value) {
+        let list: Vec<String> = allowed.iter().map(|a| format!("`{a}`")).collect();
+        errs.push(
+            src.error(field, format!("`{value}` is not a {what}"))
+                .with_hint(format!("use one of {}", list.join(", "))),
+        );
+    }
+}

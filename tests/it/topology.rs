@@ -1,0 +1,421 @@
+//! Topology mode, from `tests/fixtures/topology/`: ClusterClasses in the platform layer (shared
+//! Kamaji and kubeadm templates, provider templates, variables, patches), tenants rendered as a
+//! `Cluster` with `spec.topology`, and variables checked against the class's schemas with the
+//! tenant file's line in the error.
+
+use serde_json::{Value, json};
+
+use crate::common::{Repo, crds_dir, kustomize, kustomize_dirs, rendered};
+use crate::crd_schema::Crds;
+
+/// The topology fixture, rendered.
+#[track_caller]
+fn render() -> Repo {
+    let repo = Repo::fixture("topology");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    repo
+}
+
+#[test]
+fn topology_renders_as_snapshotted() {
+    let repo = render();
+    insta::assert_snapshot!(rendered(&repo));
+    let again = repo.run(&["render"]);
+    assert!(again.stderr.contains("0 written, 0 deleted"), "{}", again.stderr);
+}
+
+#[test]
+fn every_class_object_is_valid_against_its_crd_and_builds() {
+    let repo = render();
+    if let Some(dir) = crds_dir() {
+        let report = Crds::load(&dir).check_dir(&repo.path().join("overlays"));
+        assert!(report.errors.is_empty(), "{}", report.errors.join("\n"));
+        // `../shared/crds` has no CRD for these two upstream kinds; every other object is checked.
+        let unchecked: Vec<&str> = report.without_crd.iter().map(|(_, k)| k.as_str()).collect();
+        assert_eq!(unchecked, vec!["KubevirtClusterTemplate", "NutanixClusterTemplate"]);
+        assert!(report.validated >= 30, "{}", report.validated);
+    }
+    for dir in kustomize_dirs(&repo) {
+        let built = kustomize(&dir);
+        assert_eq!(built.code, 0, "kustomize {}: {}", dir.display(), built.stderr);
+    }
+}
+
+#[test]
+fn classes_share_one_control_plane_and_one_bootstrap_template() {
+    let repo = render();
+    let classes = [
+        "proxmox-standard",
+        "hetzner-small",
+        "kubevirt-tiny",
+        "nutanix-ahv",
+        "aws-general",
+    ];
+    let kcp = repo.file_starting("overlays/platform", "kamajicontrolplanetemplate-kamaji-");
+    let kct = repo.file_starting("overlays/platform", "kubeadmconfigtemplate-kamaji-worker-");
+    let kcp = repo.object(&kcp);
+    let kct = repo.object(&kct);
+    assert_eq!(kcp["metadata"]["namespace"], "kaas-classes");
+    assert_eq!(kct["metadata"]["namespace"], "kaas-classes");
+    for name in classes {
+        let cc = repo.object(&format!("overlays/platform/clusterclass-{name}.yaml"));
+        assert_eq!(cc["apiVersion"], "cluster.x-k8s.io/v1beta2");
+        assert_eq!(cc["metadata"]["namespace"], "kaas-classes");
+        let spec = &cc["spec"];
+        assert_eq!(spec["controlPlane"]["templateRef"]["name"], kcp["metadata"]["name"]);
+        assert_eq!(
+            spec["controlPlane"]["templateRef"]["kind"],
+            "KamajiControlPlaneTemplate"
+        );
+        let md = &spec["workers"]["machineDeployments"][0];
+        assert_eq!(md["class"], "default-worker");
+        assert_eq!(md["bootstrap"]["templateRef"]["name"], kct["metadata"]["name"]);
+        // The provider's own templates exist next to the class.
+        for r in [
+            &spec["infrastructure"]["templateRef"],
+            &md["infrastructure"]["templateRef"],
+        ] {
+            let file = format!(
+                "overlays/platform/{}-{}.yaml",
+                r["kind"].as_str().unwrap().to_lowercase(),
+                r["name"].as_str().unwrap()
+            );
+            let t = repo.object(&file);
+            assert_eq!(t["apiVersion"], r["apiVersion"], "{file}");
+            assert_eq!(t["metadata"]["namespace"], "kaas-classes");
+        }
+    }
+}
+
+/// The patch named `name` of class `class`.
+fn patch(repo: &Repo, class: &str, name: &str) -> Value {
+    let cc = repo.object(&format!("overlays/platform/clusterclass-{class}.yaml"));
+    cc["spec"]["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no patch `{name}` in {class}"))
+        .clone()
+}
+
+#[test]
+fn variables_and_patches_as_kaas_yaml_declares_them() {
+    let repo = render();
+    let cc = repo.object("overlays/platform/clusterclass-hetzner-small.yaml");
+    let lb = cc["spec"]["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "lbType")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        lb,
+        json!({
+            "name": "lbType",
+            "required": true,
+            "schema": {"openAPIV3Schema": {"type": "string", "enum": ["lb11", "lb21", "lb31"], "default": "lb11"}},
+        })
+    );
+    let kubevirt = repo.object("overlays/platform/clusterclass-kubevirt-tiny.yaml");
+    let cores = &kubevirt["spec"]["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "workerCores")
+        .unwrap()["schema"]["openAPIV3Schema"];
+    assert_eq!(
+        cores,
+        &json!({"type": "integer", "minimum": 1, "maximum": 16, "default": 2})
+    );
+    // `enabledIf`, and a key with a `/` escaped as `~1` in the path, kept as written.
+    let worker_type = patch(&repo, "hetzner-small", "worker-type");
+    assert_eq!(worker_type["enabledIf"], "{{ if .workerType }}true{{ end }}");
+    assert_eq!(
+        worker_type["definitions"][0]["selector"]["kind"],
+        "HCloudMachineTemplate"
+    );
+    assert_eq!(
+        worker_type["definitions"][0]["selector"]["matchResources"],
+        json!({"machineDeploymentClass": {"names": ["default-worker"]}})
+    );
+    let lb_patch = patch(&repo, "hetzner-small", "load-balancer-type");
+    assert_eq!(
+        lb_patch["definitions"][0]["jsonPatches"][0],
+        json!({
+            "op": "add",
+            "path": "/spec/template/spec/network/serviceAnnotations/load-balancer.hetzner.cloud~1type",
+            "valueFrom": {"variable": "lbType"},
+        })
+    );
+    // Built-in patches come first, so a class's patch can add to the map the Hetzner one makes.
+    let names: Vec<String> = cc["spec"]["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "kaas-datastore",
+            "kaas-endpoint",
+            "kaas-ssh-keys",
+            "kaas-hetzner",
+            "worker-type",
+            "load-balancer-type"
+        ]
+    );
+    let hetzner = patch(&repo, "hetzner-small", "kaas-hetzner");
+    assert_eq!(
+        hetzner["definitions"][0]["jsonPatches"][0]["value"],
+        json!({"load-balancer.hetzner.cloud/location": "fsn1"})
+    );
+}
+
+#[test]
+fn provider_guarantees_hold_in_class_templates() {
+    let repo = render();
+    let hct = repo.object(&repo.file_starting("overlays/platform", "hetznerclustertemplate-hetzner-small-"));
+    let t = &hct["spec"]["template"];
+    assert_eq!(
+        t["metadata"]["annotations"]["capi.syself.com/allow-empty-control-plane-address"],
+        "true"
+    );
+    assert_eq!(t["spec"]["controlPlaneLoadBalancer"]["enabled"], false);
+    assert_eq!(t["spec"]["controlPlaneRegions"], json!([]));
+    let kct = repo.object(&repo.file_starting("overlays/platform", "kubevirtclustertemplate-kubevirt-tiny-"));
+    assert_eq!(
+        kct["spec"]["template"]["metadata"]["annotations"]["cluster.x-k8s.io/managed-by"],
+        "kamaji"
+    );
+    let act = repo.object(&repo.file_starting("overlays/platform", "awsclustertemplate-aws-general-"));
+    assert_eq!(
+        act["spec"]["template"]["spec"]["controlPlaneLoadBalancer"]["loadBalancerType"],
+        "disabled"
+    );
+    let pct = repo.object(&repo.file_starting("overlays/platform", "proxmoxclustertemplate-proxmox-standard-"));
+    assert_eq!(pct["spec"]["template"]["spec"]["externalManagedControlPlane"], true);
+    // Nutanix: no endpoint in the template (the topology controller ignores an empty one and
+    // Kamaji patches it); the VIP, when known, comes in through the `kaas-endpoint` patch.
+    let nct = repo.object(&repo.file_starting("overlays/platform", "nutanixclustertemplate-nutanix-ahv-"));
+    assert_eq!(nct["spec"]["template"]["spec"]["controlPlaneEndpoint"], Value::Null);
+    let endpoint = patch(&repo, "nutanix-ahv", "kaas-endpoint");
+    assert_eq!(endpoint["definitions"][1]["selector"]["kind"], "NutanixClusterTemplate");
+    assert_eq!(
+        endpoint["definitions"][1]["jsonPatches"][0],
+        json!({"op": "add", "path": "/spec/template/spec/controlPlaneEndpoint", "valueFrom": {"variable": "kaasEndpoint"}})
+    );
+}
+
+#[test]
+fn a_tenant_renders_a_cluster_with_topology() {
+    let repo = render();
+    let dir = "overlays/tenants/alpha";
+    let files: Vec<String> = std::fs::read_dir(repo.path().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // No control plane, infrastructure cluster or pools of its own: the class makes them.
+    for kind in [
+        "kamajicontrolplane-",
+        "hetznercluster-",
+        "machinedeployment-",
+        "hcloudmachinetemplate-",
+    ] {
+        assert!(!files.iter().any(|f| f.starts_with(kind)), "{kind} in {files:?}");
+    }
+    let cluster = repo.object(&format!("{dir}/cluster-alpha.yaml"));
+    let topology = &cluster["spec"]["topology"];
+    assert_eq!(
+        topology["classRef"],
+        json!({"name": "hetzner-small", "namespace": "kaas-classes"})
+    );
+    assert_eq!(topology["version"], "v1.33.4");
+    assert_eq!(topology["controlPlane"]["replicas"], 2);
+    assert_eq!(cluster["spec"]["controlPlaneRef"], Value::Null);
+    let mds = topology["workers"]["machineDeployments"].as_array().unwrap();
+    assert_eq!(
+        mds[0],
+        json!({"class": "default-worker", "name": "md-0", "replicas": 2})
+    );
+    // The autoscaled pool: no replicas, the autoscaler's bounds and the class's machine size.
+    let burst = &mds[1];
+    assert_eq!(burst["replicas"], Value::Null);
+    let a = &burst["metadata"]["annotations"];
+    assert_eq!(a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"], "0");
+    assert_eq!(a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"], "5");
+    assert_eq!(a["capacity.cluster-autoscaler.kubernetes.io/cpu"], "4");
+    assert_eq!(a["capacity.cluster-autoscaler.kubernetes.io/memory"], "8192Mi");
+    assert!(
+        repo.path()
+            .join(format!("{dir}/helmrelease-alpha-autoscaler.yaml"))
+            .exists()
+    );
+    let variables: Vec<(String, Value)> = topology["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap().to_string(), v["value"].clone()))
+        .collect();
+    let get = |n: &str| variables.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    assert_eq!(get("kaasDataStore"), Some(json!("alpha-etcd")));
+    assert_eq!(get("kaasEndpoint"), Some(json!({"host": "10.0.4.100", "port": 6443})));
+    assert_eq!(get("workerType"), Some(json!("cpx41")));
+    assert_eq!(get("lbType"), Some(json!("lb21")));
+    // Its own etcd is still the tenant's, and so is the Nutanix CCM for a Nutanix class.
+    assert!(repo.path().join(format!("{dir}/helmrelease-alpha-etcd.yaml")).exists());
+    assert!(
+        repo.path()
+            .join("overlays/tenants/gamma/helmchartproxy-gamma-nutanix-ccm.yaml")
+            .exists()
+    );
+    let delta = repo.object("overlays/tenants/delta/cluster-delta.yaml");
+    let vars = delta["spec"]["topology"]["variables"].as_array().unwrap();
+    assert!(vars.contains(&json!({"name": "kaasDataStore", "value": "default"})));
+    assert!(vars.contains(&json!({"name": "rootVolumeGiB", "value": 100})));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input.
+// ---------------------------------------------------------------------------------------------
+
+/// Renders the fixture, edits `rel`, and checks the next render fails as expected.
+#[track_caller]
+fn refused(rel: &str, edit: impl Fn(&str) -> String, location: &str, message: &str) -> String {
+    let repo = render();
+    let original = repo.read(rel);
+    let edited = edit(&original);
+    assert_ne!(original, edited, "the edit changed nothing");
+    repo.write(rel, &edited);
+    let before = repo.snapshot();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "exit code; stderr:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("--> {location}")),
+        "no `{location}` in:\n{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(message), "no `{message}` in:\n{}", run.stderr);
+    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert_eq!(before, repo.snapshot(), "a failed render changed files");
+    run.stderr
+}
+
+#[test]
+fn a_variable_out_of_range_names_the_tenant_line() {
+    let err = refused(
+        "tenants/beta.yaml",
+        |t| t.replace("workerCores: 4", "workerCores: 64"),
+        "tenants/beta.yaml:15:20",
+        "`workerCores` does not fit class `kubevirt-tiny`: 64 is greater than the maximum of 16",
+    );
+    assert!(
+        err.contains("`workerCores` is an integer from 1 to 16, default 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_variable_of_the_wrong_type_names_the_tenant_line() {
+    refused(
+        "tenants/beta.yaml",
+        |t| t.replace("workerCores: 4", "workerCores: \"4\""),
+        "tenants/beta.yaml:15:20",
+        "`workerCores` does not fit class `kubevirt-tiny`: \"4\" is not of type \"integer\"",
+    );
+    refused(
+        "tenants/alpha.yaml",
+        |t| t.replace("workerType: cpx41", "workerType: cx22"),
+        "tenants/alpha.yaml:13:19",
+        "`workerType` does not fit class `hetzner-small`",
+    );
+}
+
+#[test]
+fn unknown_and_missing_variables_and_classes() {
+    refused(
+        "tenants/alpha.yaml",
+        |t| t.replace("workerType: cpx41", "workerTpye: cpx41"),
+        "tenants/alpha.yaml:13:7",
+        "class `hetzner-small` has no variable `workerTpye`",
+    );
+    let err = refused(
+        "kaas.yaml",
+        |t| {
+            t.replace(
+                "        machine: {cpus: 4, memoryMiB: 8192, diskGiB: 80}\n",
+                "        machine: {cpus: 4, memoryMiB: 8192, diskGiB: 80}\n        variables:\n          - {name: project, required: true, schema: {type: string, minLength: 1}}\n",
+            )
+        },
+        "tenants/gamma.yaml:9:3",
+        "class `nutanix-ahv` requires the variable `project`",
+    );
+    assert!(err.contains("set `project` (a string)"), "{err}");
+    refused(
+        "tenants/epsilon.yaml",
+        |t| t.replace("class: proxmox-standard", "class: proxmox-large"),
+        "tenants/epsilon.yaml:10:12",
+        "the platform defines no ClusterClass `proxmox-large`",
+    );
+}
+
+#[test]
+fn topology_and_infrastructure_are_exclusive_and_the_class_decides_machines() {
+    refused(
+        "tenants/epsilon.yaml",
+        |t| t.replace("      replicas: 1\n", "      replicas: 1\n      machine: {cpus: 8}\n"),
+        "tenants/epsilon.yaml:14:7",
+        "`machine` is decided by the class in topology mode",
+    );
+    refused(
+        "tenants/epsilon.yaml",
+        |t| {
+            t.replace(
+                "  topology:",
+                "  infrastructure:\n    provider: kubevirt\n    kubevirt: {image: quay.io/capk/ubuntu-2404-container-disk:v1.33.4}\n  topology:",
+            )
+        },
+        "tenants/epsilon.yaml:12:3",
+        "`infrastructure` and `topology` are exclusive",
+    );
+}
+
+#[test]
+fn bad_class_definitions_in_kaas_yaml() {
+    let err = refused(
+        "kaas.yaml",
+        |t| {
+            t.replace(
+                "serviceAnnotations/load-balancer.hetzner.cloud~1type",
+                "serviceAnnotations/load-balancer.hetzner.cloud/type",
+            )
+        },
+        "kaas.yaml:86:23",
+        "splits the key `load-balancer.hetzner.cloud/type` in two",
+    );
+    assert!(
+        err.contains("serviceAnnotations/load-balancer.hetzner.cloud~1type"),
+        "{err}"
+    );
+    refused(
+        "kaas.yaml",
+        |t| t.replace("enabledIf: \"{{ if .workerType }}", "enabledIf: \"{{ if .workerKind }}"),
+        "kaas.yaml:77:24",
+        "the class declares no variable `workerKind`",
+    );
+    refused(
+        "kaas.yaml",
+        |t| t.replace("maximum: 32, default: 2", "maximum: 32, default: 64"),
+        "kaas.yaml:57:71",
+        "`default` does not match the variable's own schema: 64 is greater than the maximum of 32",
+    );
+    refused(
+        "kaas.yaml",
+        |t| t.replace("          provider: aws\n", "          provider: packet\n"),
+        "kaas.yaml:",
+        "`packet` cannot back a ClusterClass",
+    );
+}
