@@ -19,6 +19,7 @@ spec:
       sourceNode: pve{node}
       templateID: {template}
       dnsServers: [10.0.0.53]
+      ipv4: {{addresses: ["10.{a}.0.10-10.{a}.0.250"], gateway: 10.{a}.0.1, prefix: 24}}
       credentialsSecret: proxmox-credentials
   workers:
     - name: md-0
@@ -37,7 +38,7 @@ def tenant(i):
     a, b = divmod(i, 250)
     endpoint = f"    endpoint: {{host: 10.{100 + a // 250}.{a % 250}.{b + 1}}}\n" if i % 2 == 0 else ""
     return TEMPLATE.format(name=name, team=i % 17, minor=31 + i % 4, patch=i % 9, cp=2 + i % 2,
-                           datastore=datastore, endpoint=endpoint, node=i % 5, template=100 + i % 3,
+                           datastore=datastore, endpoint=endpoint, a=i % 250, node=i % 5, template=100 + i % 3,
                            replicas=1 + i % 5, cpus=2 + 2 * (i % 3), mem=4096 * (1 + i % 4), extra=extra)
 
 def main():

@@ -17,6 +17,7 @@ spec:
       sourceNode: pve
       templateID: 100
       dnsServers: [10.0.0.53]
+      ipv4: {addresses: [10.0.5.10-10.0.5.60], gateway: 10.0.5.1, prefix: 24}
   workers:
     - name: md-0
       replicas: 1
@@ -61,7 +62,7 @@ fn unknown_key_names_the_valid_ones() {
     let err = refused(
         "tenants/bad.yaml",
         &tenant(|t| t.replace("      replicas: 1", "      replica: 1")),
-        "tenants/bad.yaml:16:7",
+        "tenants/bad.yaml:17:7",
         "unknown field `replica`",
     );
     assert!(err.contains("valid keys here: name, replicas, autoscaling"), "{err}");
@@ -252,7 +253,7 @@ fn autoscaling_bounds() {
                 "      autoscaling: {min: 4, max: 2}\n      machine: {cpus: 2, memoryMiB: 4096}",
             )
         }),
-        "tenants/bad.yaml:16:26",
+        "tenants/bad.yaml:17:26",
         "`autoscaling.min` (4) is greater than `autoscaling.max` (2)",
     );
     refused(
@@ -263,13 +264,13 @@ fn autoscaling_bounds() {
                 "      replicas: 1\n      autoscaling: {min: 1, max: 2}",
             )
         }),
-        "tenants/bad.yaml:17:20",
+        "tenants/bad.yaml:18:20",
         "`replicas` and `autoscaling` are exclusive",
     );
     refused(
         "tenants/bad.yaml",
         &tenant(|t| t.replace("      replicas: 1", "      autoscaling: {min: 0, max: 2}")),
-        "tenants/bad.yaml:16:26",
+        "tenants/bad.yaml:17:26",
         "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`",
     );
 }
@@ -340,7 +341,7 @@ fn second_document_and_yml_extension() {
     refused(
         "tenants/bad.yaml",
         format!("{GOOD}---\nkind: Tenant\n").as_bytes(),
-        "tenants/bad.yaml:17:1",
+        "tenants/bad.yaml:18:1",
         "a second YAML document in one file",
     );
     refused(
@@ -418,4 +419,15 @@ fn missing_platform_file() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("no `kaas.yaml`"), "{}", run.stderr);
     assert!(run.stderr.contains("kaas-gitops init"), "{}", run.stderr);
+}
+
+#[test]
+fn proxmox_needs_an_address_pool() {
+    // ProxmoxCluster's CEL rule refuses a cluster without ipv4Config or ipv6Config.
+    refused(
+        "tenants/bad.yaml",
+        &tenant(|t| t.replace("      ipv4: {addresses: [10.0.5.10-10.0.5.60], gateway: 10.0.5.1, prefix: 24}\n", "")),
+        "tenants/bad.yaml:10:5",
+        "the Proxmox block needs an `ipv4` address pool",
+    );
 }

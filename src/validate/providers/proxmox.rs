@@ -25,6 +25,14 @@ pub(super) fn cluster(src: &Source, field: &str, p: &Proxmox, errs: &mut Vec<Dia
             );
         }
     }
+    if p.ipv4.is_none() {
+        // ProxmoxCluster's CEL rule: "at least one ip config must be set" (ipv4Config or
+        // ipv6Config); CAPMOX assigns node addresses from it. The API server would refuse it.
+        errs.push(
+            src.error(&format!("{field}.ipv4"), "the Proxmox block needs an `ipv4` address pool")
+                .with_hint("add `ipv4: {addresses: [\"10.0.5.10-10.0.5.60\"], gateway: 10.0.5.1, prefix: 24}`: CAPMOX gives the nodes their addresses from it"),
+        );
+    }
     let ipv4 = p.ipv4.as_ref().map(|v| {
         for (i, a) in v.addresses.iter().enumerate() {
             if !parse_range(a).is_some_and(|(x, _)| x.is_ipv4()) {
