@@ -6,6 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 
 use crate::diagnostics::Diagnostic;
 use crate::lock::LOCK_PATH;
@@ -136,7 +137,7 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
         None
     };
     let overlay_hashes = tenants
-        .iter()
+        .par_iter()
         .filter_map(|(_, stem, _)| overlay_hash(repo, stem).map(|h| (stem.clone(), h)))
         .collect();
     Ok(Ok(Inputs {

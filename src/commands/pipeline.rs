@@ -3,6 +3,7 @@
 //! changes it). Pure after the inputs are read.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -63,7 +64,7 @@ fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTre
         .collect()
 }
 
-type Parsed = Result<Loaded<TenantFile>, Vec<Diagnostic>>;
+type Parsed = Result<Arc<Loaded<TenantFile>>, Vec<Diagnostic>>;
 
 /// Parsed tenant files by path, kept by `watch` between runs so that only files whose bytes
 /// changed are parsed again (parsing dominates a run over a large fleet).
@@ -88,7 +89,13 @@ pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) 
         .collect();
     let fresh: Vec<(String, Vec<u8>, Parsed)> = stale
         .par_iter()
-        .map(|(path, _, bytes)| (path.clone(), bytes.clone(), load::parse::<TenantFile>(path, bytes)))
+        .map(|(path, _, bytes)| {
+            (
+                path.clone(),
+                bytes.clone(),
+                load::parse::<TenantFile>(path, bytes).map(Arc::new),
+            )
+        })
         .collect();
     for (path, bytes, parsed) in fresh {
         cache.0.insert(path, (bytes, parsed));
@@ -97,7 +104,7 @@ pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) 
     cache.0.retain(|path, _| present.contains(path));
     for (path, stem, _) in &inputs.tenants {
         match &cache.0.get(path).expect("every input was parsed above").1 {
-            Ok(t) => tenants.push((stem.clone(), t.clone())),
+            Ok(t) => tenants.push((stem.clone(), Arc::clone(t))),
             Err(e) => errs.extend(e.iter().cloned()),
         }
     }

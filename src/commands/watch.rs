@@ -126,6 +126,7 @@ fn try_render(
             return Ok(());
         }
     };
+    let t_read = started.elapsed().as_secs_f64() * 1e3;
     let rendered = match pipeline::run_cached(&inputs, &SelectArgs::default(), cache) {
         Ok(r) => r,
         Err(mut d) => {
@@ -136,7 +137,15 @@ fn try_render(
             return Ok(());
         }
     };
+    let t_render = started.elapsed().as_secs_f64() * 1e3;
     let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
+    if printer.verbose() {
+        printer.status(&format!(
+            "timings: read inputs {t_read:.1} ms, load+validate+render {:.1} ms, compare {:.1} ms",
+            t_render - t_read,
+            started.elapsed().as_secs_f64() * 1e3 - t_render
+        ));
+    }
     let names: Vec<String> = rendered.model.tenants.iter().map(|t| t.name.clone()).collect();
     let summary = summarize(&plan, &names);
     let committer = if args.commit && !plan.is_empty() {

@@ -19,7 +19,7 @@ use crate::spec::load::Loaded;
 use crate::spec::raw::{PlatformFile, TenantFile};
 
 /// A loaded tenant file and its stem (`acme` for `tenants/acme.yaml`).
-pub type TenantInput = (String, Loaded<TenantFile>);
+pub type TenantInput = (String, std::sync::Arc<Loaded<TenantFile>>);
 
 /// The model and the lock as this run leaves it (VIP allocations updated).
 #[derive(Debug)]

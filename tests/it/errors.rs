@@ -426,7 +426,12 @@ fn proxmox_needs_an_address_pool() {
     // ProxmoxCluster's CEL rule refuses a cluster without ipv4Config or ipv6Config.
     refused(
         "tenants/bad.yaml",
-        &tenant(|t| t.replace("      ipv4: {addresses: [10.0.5.10-10.0.5.60], gateway: 10.0.5.1, prefix: 24}\n", "")),
+        &tenant(|t| {
+            t.replace(
+                "      ipv4: {addresses: [10.0.5.10-10.0.5.60], gateway: 10.0.5.1, prefix: 24}\n",
+                "",
+            )
+        }),
         "tenants/bad.yaml:10:5",
         "the Proxmox block needs an `ipv4` address pool",
     );
