@@ -109,6 +109,8 @@ pub struct Platform {
     pub source_namespace: String,
     /// Reconcile interval.
     pub interval: String,
+    /// kustomize-controller shards for tenant Kustomizations (0 or 1: no sharding).
+    pub flux_shards: u32,
     /// Kamaji's namespace.
     pub kamaji_namespace: String,
     /// The kamaji chart.

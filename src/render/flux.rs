@@ -23,6 +23,18 @@ pub fn tenant_kustomization_file(tenant: &str) -> String {
     format!("kustomization-{}", tenant_kustomization_name(tenant))
 }
 
+/// The kustomize-controller shard of a tenant: `shard<K>`, K in 1..=N from a hash of the name,
+/// so a tenant's shard never depends on the other tenants. `None` without sharding.
+pub fn shard(tenant: &str, shards: u32) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    if shards < 2 {
+        return None;
+    }
+    let digest = Sha256::digest(tenant.as_bytes());
+    let n = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
+    Some(format!("shard{}", n % shards + 1))
+}
+
 /// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
@@ -66,7 +78,11 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 format!("./overlays/tenants/{}", t.name),
                 true,
                 false,
-                map! {"app.kubernetes.io/managed-by" => "kaas-gitops", "kaas-gitops.dev/tenant" => &t.name},
+                map! {
+                    "app.kubernetes.io/managed-by" => "kaas-gitops",
+                    "kaas-gitops.dev/tenant" => &t.name,
+                    "sharding.fluxcd.io/key" => shard(&t.name, p.flux_shards),
+                },
             ),
         ));
     }
@@ -91,4 +107,22 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         yaml::document("kaas.yaml and tenants/", &list),
     );
     tree
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard;
+
+    #[test]
+    fn shards_are_stable_and_spread() {
+        assert_eq!(shard("acme", 0), None);
+        assert_eq!(shard("acme", 1), None);
+        assert_eq!(shard("acme", 4), shard("acme", 4));
+        let used: std::collections::BTreeSet<_> = (0..200).filter_map(|i| shard(&format!("t{i}"), 4)).collect();
+        assert_eq!(used.len(), 4, "{used:?}");
+        assert!(
+            used.iter()
+                .all(|s| ["shard1", "shard2", "shard3", "shard4"].contains(&s.as_str()))
+        );
+    }
 }

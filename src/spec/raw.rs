@@ -451,6 +451,9 @@ pub struct Flux {
     pub source_ref: SourceRef,
     /// Reconcile interval of Kustomizations and HelmReleases (default `10m`).
     pub interval: Option<String>,
+    /// Spread tenant Kustomizations over this many kustomize-controller shards: each gets the
+    /// label `sharding.fluxcd.io/key: shard<K>` (K = 1..N, a stable hash of the tenant name).
+    pub shards: Option<u32>,
 }
 
 /// A Flux source reference.

@@ -206,6 +206,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         source_name: spec.flux.source_ref.name.clone(),
         source_namespace,
         interval,
+        flux_shards: spec.flux.shards.unwrap_or(0),
         kamaji_namespace,
         kamaji_chart,
         kamaji_image,

@@ -334,3 +334,27 @@ fn schema_describes_both_files() {
         "kaas.schema.json is stale: run `kaas-gitops schema > kaas.schema.json`"
     );
 }
+
+#[test]
+fn flux_shards_label_each_tenant_kustomization() {
+    let repo = Repo::example();
+    let platform = repo
+        .read("kaas.yaml")
+        .replace("    interval: 10m\n", "    interval: 10m\n    shards: 3\n");
+    repo.write("kaas.yaml", &platform);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for t in ["acme", "globex", "initech"] {
+        let k = repo.read(&format!("flux/kustomization-kaas-tenant-{t}.yaml"));
+        let line = k
+            .lines()
+            .find(|l| l.contains("sharding.fluxcd.io/key"))
+            .unwrap_or_else(|| panic!("{k}"));
+        assert!(
+            ["shard1", "shard2", "shard3"].iter().any(|s| line.ends_with(s)),
+            "{line}"
+        );
+    }
+    // The platform Kustomization stays on the main controller.
+    assert!(!repo.read("flux/kustomization-kaas-platform.yaml").contains("sharding"));
+}
