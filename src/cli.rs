@@ -96,6 +96,38 @@ pub enum Command {
     /// again. An invalid file prints the same error as `render` and leaves the overlays as they
     /// are; the watcher keeps running and renders again once the file is fixed.
     Watch(WatchArgs),
+    /// Datastore backups: the etcd snapshots rendered from `spec.backups` (docs/backup.md).
+    Backup(BackupArgs),
+}
+
+/// `backup`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: BackupCommand,
+}
+
+/// The `backup` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BackupCommand {
+    /// Print the exact commands (kubectl, flux) that restore the etcd behind one tenant's
+    /// control plane from a snapshot: suspend Flux, pause the Cluster, stop the control plane
+    /// and etcd, restore every member's volume, start everything again.
+    ///
+    /// For a tenant on the shared `default` DataStore the plan restores that datastore and
+    /// stops every tenant on it. Prints to stdout; changes nothing.
+    RestorePlan(RestorePlanArgs),
+}
+
+/// `backup restore-plan`.
+#[derive(Debug, Args)]
+pub struct RestorePlanArgs {
+    /// The tenant: the stem of `tenants/<TENANT>.yaml`.
+    pub tenant: String,
+    /// The snapshot file to restore (e.g. `acme-etcd-20260101T000000Z.db`); default: the newest.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<String>,
 }
 
 /// `init`.

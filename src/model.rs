@@ -165,12 +165,53 @@ pub struct Platform {
     pub branch_prefix: String,
     /// Commit author, if set.
     pub author: Option<(String, String)>,
+    /// Scheduled etcd snapshots; `None`: no backups rendered.
+    pub backups: Option<Backups>,
+}
+
+/// `spec.backups` with defaults applied.
+#[derive(Debug, Clone)]
+pub struct Backups {
+    /// Default schedule and retention of every datastore.
+    pub policy: BackupPolicy,
+    /// Where snapshots go.
+    pub destination: BackupDestination,
+    /// The image running the snapshot script (`/bin/sh` and `etcdctl`).
+    pub image: ImageSpec,
+}
+
+/// When snapshots are taken and how many are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupPolicy {
+    /// Five-field cron expression, UTC.
+    pub schedule: String,
+    /// Snapshots kept.
+    pub retention: u32,
+}
+
+/// Where snapshots go.
+#[derive(Debug, Clone)]
+pub enum BackupDestination {
+    /// A PersistentVolumeClaim `<datastore>-backups` next to each release.
+    Pvc {
+        /// Its size.
+        size: String,
+        /// Its storage class.
+        storage_class: Option<String>,
+    },
+    /// An S3-compatible bucket.
+    S3 {
+        /// The Secret with `endpoint`, `bucket`, `accessKeyID`, `secretAccessKey`.
+        credentials_secret: String,
+        /// The uploader image (`/bin/sh` and `aws`).
+        image: ImageSpec,
+    },
 }
 
 impl Platform {
     /// Every image the platform renders, in a fixed order.
     pub fn images(&self) -> Vec<&ImageSpec> {
-        vec![
+        let mut images = vec![
             &self.kamaji_image,
             &self.etcd_image,
             &self.etcd_cfssl_image,
@@ -178,7 +219,15 @@ impl Platform {
             &self.etcd_job_image,
             &self.cp_provider_image,
             &self.autoscaler_image,
-        ]
+        ];
+        // Backup images only when backups are on, so `pin` does not pin what nothing renders.
+        if let Some(b) = &self.backups {
+            images.push(&b.image);
+            if let BackupDestination::S3 { image, .. } = &b.destination {
+                images.push(image);
+            }
+        }
+        images
     }
 
     /// The namespace of an infrastructure provider's controller.
@@ -258,6 +307,9 @@ pub struct Tenant {
     pub admin_groups: Vec<String>,
     /// SSH keys for every node.
     pub ssh_authorized_keys: Vec<String>,
+    /// The backup policy of the dedicated etcd; `None`: not backed up (shared datastore, backups
+    /// off in kaas.yaml, or `backup.enabled: false`).
+    pub backup: Option<BackupPolicy>,
 }
 
 impl Tenant {

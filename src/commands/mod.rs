@@ -1,5 +1,6 @@
 //! The shell: each command turns settings into a pipeline run and an exit status.
 
+mod backup;
 mod commit;
 mod diff;
 mod init;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(),
         Command::Watch(args) => watch::run(&printer, &cli.repo, args),
+        Command::Backup(args) => backup::run(&printer, &cli.repo, args),
     };
     match result {
         Ok(status) => status,

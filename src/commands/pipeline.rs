@@ -31,6 +31,8 @@ pub struct Rendered {
     pub warnings: Vec<Diagnostic>,
     /// Overlay folders left as they are: their recorded input hash equals this run's.
     pub keep: Vec<String>,
+    /// Every platform image as rendered (pinned from kaas.lock where it can be).
+    pub images: images::Images,
 }
 
 /// Each tenant's input hash: the tool version, every platform input that reaches a tenant
@@ -187,5 +189,6 @@ pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) 
         owned,
         warnings,
         keep,
+        images,
     })
 }

@@ -210,7 +210,14 @@ fn image_arguments_select_by_repository_in_any_spelling_and_tag() {
     };
     let out = plan(&p, &Lock::default(), &req, &mut reg).unwrap();
     assert_eq!(reg.calls, vec!["resolve quay.io/coreos/etcd:v3.5.6".to_string()]);
-    assert_eq!(out.entries[0].fields, vec!["spec.kamajiEtcd.jobs.etcd".to_string()]);
+    // The example's backups use the chart's etcd job image too: one pin serves both fields.
+    assert_eq!(
+        out.entries[0].fields,
+        vec![
+            "spec.kamajiEtcd.jobs.etcd".to_string(),
+            "spec.backups.image".to_string()
+        ]
+    );
 
     let req = Request {
         update: false,

@@ -89,7 +89,10 @@ pub fn resolve(platform: &Platform, source: &Source, lock: &Lock, locked: bool) 
                         .with_hint("run `kaas-gitops pin` and commit kaas.lock"),
                 );
             }
-            unpinned.push(reference);
+            // Two fields may name one image (the backup image is the chart's etcd job image).
+            if !unpinned.contains(&reference) {
+                unpinned.push(reference);
+            }
         }
         out.insert(
             spec.field.clone(),

@@ -97,6 +97,7 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
         });
     }
     out.push(kamaji_release(p, images));
+    out.extend(crate::render::backup::platform_objects(p, images));
     out.push(control_plane_provider(p, images));
     for (provider, version) in &p.infrastructure_providers {
         out.push(Object {

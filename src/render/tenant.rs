@@ -30,6 +30,7 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     if let DataStore::Dedicated { .. } = t.datastore {
         out.push(etcd_release(p, images, t));
     }
+    out.extend(crate::render::backup::tenant_objects(p, images, t));
     match &t.topology {
         // The class's templates make the control plane, infrastructure cluster and pools.
         Some(topo) => out.push(topology::cluster(p, t, topo)),

@@ -154,6 +154,21 @@ pub struct Dedicated {
     pub storage: Option<Quantity>,
     /// Storage class of the volumes (default: the cluster's default class).
     pub storage_class: Option<String>,
+    /// Overrides the platform's `spec.backups` for this datastore (only when the platform sets
+    /// `backups`).
+    pub backup: Option<TenantBackup>,
+}
+
+/// `spec.controlPlane.dataStore.dedicated.backup`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TenantBackup {
+    /// `false` renders no backup for this tenant's etcd (default `true`).
+    pub enabled: Option<bool>,
+    /// Overrides `spec.backups.schedule` of kaas.yaml (a cron expression, UTC).
+    pub schedule: Option<String>,
+    /// Overrides `spec.backups.retention` of kaas.yaml (snapshots kept).
+    pub retention: Option<u32>,
 }
 
 /// `spec.controlPlane.endpoint`.
@@ -432,6 +447,8 @@ pub struct PlatformSpec {
     pub cloud_controller_managers: Option<CloudControllerManagers>,
     /// ClusterClasses tenants may be built from (`spec.topology.class` in a tenant file).
     pub topology: Option<PlatformTopology>,
+    /// Scheduled etcd snapshots of every DataStore kaas-gitops creates (off when absent).
+    pub backups: Option<Backups>,
 }
 
 /// `spec.cloudControllerManagers`: charts installed into tenant clusters through CAAPH.
@@ -441,6 +458,53 @@ pub struct CloudControllerManagers {
     /// The `nutanix-cloud-provider` chart, e.g. `{repository: https://nutanix.github.io/helm/,
     /// version: 0.6.2}`.
     pub nutanix: Option<Chart>,
+}
+
+/// `spec.backups`: a `CronJob` next to each kamaji-etcd release (see docs/backup.md).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Backups {
+    /// When to take a snapshot: a five-field cron expression in UTC (default `0 */6 * * *`).
+    pub schedule: Option<String>,
+    /// Snapshots kept per datastore; older ones are deleted (default 7).
+    pub retention: Option<u32>,
+    /// Where snapshots go: exactly one of `pvc` or `s3`.
+    pub destination: BackupDestination,
+    /// The image that takes snapshots: needs `/bin/sh` and `etcdctl` (default
+    /// `quay.io/coreos/etcd:v3.5.6`, the last etcd image with a shell).
+    pub image: Option<Image>,
+}
+
+/// `spec.backups.destination`: exactly one of `pvc` or `s3`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackupDestination {
+    /// A PersistentVolumeClaim `<datastore>-backups` next to each etcd release.
+    pub pvc: Option<PvcDestination>,
+    /// An S3-compatible bucket.
+    pub s3: Option<S3Destination>,
+}
+
+/// `spec.backups.destination.pvc`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PvcDestination {
+    /// The size of each backup volume (default `10Gi`).
+    pub size: Option<Quantity>,
+    /// Its storage class (default: the cluster's default class).
+    pub storage_class: Option<String>,
+}
+
+/// `spec.backups.destination.s3`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct S3Destination {
+    /// The Secret, in every namespace holding a backed-up datastore, with the keys `endpoint`,
+    /// `bucket`, `accessKeyID` and `secretAccessKey`. Never inline.
+    pub credentials_secret: String,
+    /// The uploader image: needs `/bin/sh` and the `aws` CLI (default
+    /// `docker.io/amazon/aws-cli:2.17.0`).
+    pub image: Option<Image>,
 }
 
 /// `spec.flux`.

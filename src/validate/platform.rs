@@ -197,6 +197,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         errs.push(src.error("spec.flux.sourceRef.namespace", "not a valid namespace name"));
     }
 
+    let backups = crate::validate::backup::platform(src, spec.backups.as_ref(), &mut errs);
+
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -239,6 +241,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         insecure_registries: spec.registries.as_ref().map(|r| r.insecure.clone()).unwrap_or_default(),
         branch_prefix,
         author,
+        backups,
     })
 }
 
@@ -347,7 +350,7 @@ pub(crate) fn chart(
     }
 }
 
-fn image(
+pub(crate) fn image(
     src: &Source,
     field: &str,
     img: &raw::Image,

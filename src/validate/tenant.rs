@@ -14,6 +14,7 @@ use crate::model::{
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, TenantFile};
 use crate::spec::source::Source;
+use crate::validate::backup;
 use crate::validate::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::validate::platform::{header, version};
 use crate::validate::{providers, topology};
@@ -61,6 +62,15 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         );
     }
     let datastore = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
+    let dedicated_backup = cp
+        .data_store
+        .as_ref()
+        .and_then(|d| d.dedicated.as_ref())
+        .and_then(|d| d.backup.as_ref());
+    let backup = match &datastore {
+        Some(DataStore::Dedicated { .. }) => backup::tenant(src, dedicated_backup, platform, &mut errs),
+        _ => None,
+    };
 
     let endpoint = cp.endpoint.clone().unwrap_or_default();
     let vip = endpoint.host.as_ref().and_then(|h| match h.parse::<IpAddr>() {
@@ -172,6 +182,7 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         pools,
         admin_groups: spec.access.admin_groups.clone(),
         ssh_authorized_keys: spec.ssh_authorized_keys.clone(),
+        backup,
     })
 }
 
@@ -324,7 +335,7 @@ fn datastore(
     }
 }
 
-fn is_quantity(s: &str) -> bool {
+pub(crate) fn is_quantity(s: &str) -> bool {
     let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let suffix = &s[digits.len()..];
     !digits.is_empty()

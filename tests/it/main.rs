@@ -1,5 +1,6 @@
 //! The one integration test binary: real binaries, real files, real kustomize.
 
+mod backup;
 mod common;
 mod crd_schema;
 mod errors;

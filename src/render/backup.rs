@@ -1,0 +1,532 @@
+//! Scheduled etcd snapshots of every DataStore kaas-gitops creates: each tenant's dedicated
+//! `<tenant>-etcd` release and the kamaji chart's bundled `kamaji-etcd` (DataStore `default`).
+//! Next to each release: a `CronJob` `<release>-backup`, its `ServiceAccount` and, for a PVC
+//! destination, the `PersistentVolumeClaim` `<release>-backups`. The snapshot logic is one shell
+//! script ([`SNAPSHOT_SCRIPT`]) so that the end-to-end test runs exactly what the CronJob runs.
+//! The restore procedure (docs/backup.md) is printed by `kaas-gitops backup restore-plan`.
+
+use crate::model::{BackupDestination, BackupPolicy, Backups, DataStore, Platform, Tenant};
+use crate::render::images::Images;
+use crate::render::node::Node;
+use crate::render::{Object, meta};
+use crate::{map, seq};
+
+/// etcd's client port in the kamaji-etcd chart (`clientPort`).
+pub const CLIENT_PORT: u16 = 2379;
+/// Where the StatefulSet keeps each member's data: the root of its PVC `data-<release>-<i>`.
+pub const DATA_DIR: &str = "/var/run/etcd";
+/// The chart's `--initial-cluster-token`; a restored member must carry the same.
+pub const CLUSTER_TOKEN: &str = "kamaji";
+/// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
+pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
+/// The DataStore the bundled etcd backs.
+pub const DEFAULT_DATASTORE: &str = "default";
+/// How long one backup Job may run before Kubernetes stops it.
+pub const ACTIVE_DEADLINE_SECONDS: u32 = 1800;
+
+/// Takes one snapshot from the first member that answers, verifies it, and keeps the newest
+/// `$BACKUP_RETENTION` snapshots of `$BACKUP_NAME` in `$BACKUP_DIR`.
+///
+/// Environment: `BACKUP_ENDPOINTS` (space-separated client URLs), `BACKUP_CACERT`,
+/// `BACKUP_CERT`, `BACKUP_KEY` (client TLS files), `BACKUP_NAME` (file prefix), `BACKUP_DIR`,
+/// `BACKUP_RETENTION`. Only `sh`, `date`, `mv`, `rm` and `etcdctl` (and `etcdutl` when present)
+/// are used, because the images that carry etcdctl carry little else.
+pub const SNAPSHOT_SCRIPT: &str = r#"# kaas-gitops etcd snapshot: save, verify, name, keep, prune.
+set -eu
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+final="$BACKUP_DIR/$BACKUP_NAME-$stamp.db"
+# A dot file, so an interrupted run never looks like a snapshot to the pruning or a restore.
+part="$BACKUP_DIR/.$BACKUP_NAME-$stamp.db.part"
+rm -f "$BACKUP_DIR/.$BACKUP_NAME-"*.part
+# `snapshot save` talks to exactly one member: try each until one answers. The health probe
+# bounds the wait for a dead member (snapshot save would wait for it as long as it may run).
+saved=""
+for endpoint in $BACKUP_ENDPOINTS; do
+  set -- --endpoints="$endpoint" --cacert="$BACKUP_CACERT" --cert="$BACKUP_CERT" --key="$BACKUP_KEY" --dial-timeout=10s
+  if etcdctl "$@" --command-timeout=15s endpoint health && etcdctl "$@" --command-timeout=900s snapshot save "$part"; then
+    saved="$endpoint"
+    break
+  fi
+  echo "no snapshot from $endpoint; trying the next member" >&2
+  rm -f "$part"
+done
+if [ -z "$saved" ]; then
+  echo "no member of [$BACKUP_ENDPOINTS] gave a snapshot" >&2
+  exit 1
+fi
+# etcdutl replaces `etcdctl snapshot status` since etcd 3.5; older images only have etcdctl.
+if command -v etcdutl >/dev/null 2>&1; then
+  etcdutl snapshot status "$part" -w table
+else
+  etcdctl snapshot status "$part" -w table
+fi
+mv "$part" "$final"
+echo "saved $final from $saved"
+# Snapshots sort by name = by time; the glob expands sorted, so the oldest come first.
+set --
+for f in "$BACKUP_DIR/$BACKUP_NAME"-*.db; do
+  case "${f##*/}" in
+    "$BACKUP_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.db) set -- "$@" "$f" ;;
+  esac
+done
+excess=$(($# - BACKUP_RETENTION))
+while [ "$excess" -gt 0 ]; do
+  rm -f "$1"
+  echo "pruned $1"
+  shift
+  excess=$((excess - 1))
+done
+"#;
+
+/// Uploads the newest snapshot in `$BACKUP_DIR` to `s3://$S3_BUCKET/$BACKUP_NAME/` and keeps the
+/// newest `$BACKUP_RETENTION` there. Environment: [`SNAPSHOT_SCRIPT`]'s `BACKUP_*` plus
+/// `S3_ENDPOINT`, `S3_BUCKET`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and optionally
+/// `AWS_DEFAULT_REGION`, all from the destination's Secret.
+pub const UPLOAD_SCRIPT: &str = r#"# kaas-gitops etcd snapshot upload: copy the newest, prune the bucket.
+set -eu
+export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
+latest=""
+for f in "$BACKUP_DIR/$BACKUP_NAME"-*.db; do
+  [ -e "$f" ] && latest="$f"
+done
+if [ -z "$latest" ]; then
+  echo "no snapshot in $BACKUP_DIR to upload" >&2
+  exit 1
+fi
+prefix="s3://$S3_BUCKET/$BACKUP_NAME/"
+aws --endpoint-url "$S3_ENDPOINT" s3 cp "$latest" "$prefix${latest##*/}"
+echo "uploaded $prefix${latest##*/}"
+# S3 lists keys in lexicographic order = by time.
+aws --endpoint-url "$S3_ENDPOINT" s3 ls "$prefix" > "$BACKUP_DIR/listing"
+set --
+while read -r _day _time _size key; do
+  case "$key" in
+    "$BACKUP_NAME"-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.db) set -- "$@" "$key" ;;
+  esac
+done < "$BACKUP_DIR/listing"
+excess=$(($# - BACKUP_RETENTION))
+while [ "$excess" -gt 0 ]; do
+  aws --endpoint-url "$S3_ENDPOINT" s3 rm "$prefix$1"
+  shift
+  excess=$((excess - 1))
+done
+"#;
+
+/// Restores one member's data directory from a snapshot: `$SNAPSHOT`, or the newest
+/// `$BACKUP_NAME-*.db` in `$BACKUP_DIR` when empty. Environment: `SNAPSHOT`, `BACKUP_DIR`,
+/// `BACKUP_NAME`, `MEMBER` (the member's name), `INITIAL_CLUSTER`, `PEER_URL`,
+/// `CLUSTER_TOKEN`, `DATA_DIR`. The restored member replaces `$DATA_DIR/member`.
+pub const RESTORE_SCRIPT: &str = r#"# kaas-gitops etcd restore of one member.
+set -eu
+if [ -z "${SNAPSHOT:-}" ]; then
+  for f in "$BACKUP_DIR/$BACKUP_NAME"-*.db; do
+    [ -e "$f" ] && SNAPSHOT="$f"
+  done
+fi
+if [ -z "${SNAPSHOT:-}" ] || [ ! -f "$SNAPSHOT" ]; then
+  echo "no snapshot to restore (SNAPSHOT=${SNAPSHOT:-}, BACKUP_DIR=$BACKUP_DIR)" >&2
+  exit 1
+fi
+tool=etcdctl
+if command -v etcdutl >/dev/null 2>&1; then tool=etcdutl; fi
+"$tool" snapshot status "$SNAPSHOT" -w table
+# `snapshot restore` refuses an existing directory: restore beside, then swap in.
+staging="$DATA_DIR/restore-$$"
+rm -rf "$staging"
+"$tool" snapshot restore "$SNAPSHOT" --name "$MEMBER" --initial-cluster "$INITIAL_CLUSTER" \
+  --initial-cluster-token "$CLUSTER_TOKEN" --initial-advertise-peer-urls "$PEER_URL" --data-dir "$staging"
+rm -rf "$DATA_DIR/member"
+mv "$staging/member" "$DATA_DIR/member"
+rmdir "$staging"
+echo "restored $SNAPSHOT into $DATA_DIR as $MEMBER"
+"#;
+
+/// Where the chart keeps the client certificate: `certManager.enabled` and
+/// `selfSignedCertificates.enabled` are exclusive and name the Secrets differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CertMode {
+    /// The chart's default (cfssl jobs), the mode kaas-gitops renders.
+    SelfSigned,
+    /// `certManager.enabled: true`.
+    CertManager,
+}
+
+impl CertMode {
+    /// The mode the rendered releases use: kaas-gitops never turns cert-manager on for etcd.
+    pub const RENDERED: CertMode = CertMode::SelfSigned;
+
+    /// The Secret with the client certificate (`tls.crt`, `tls.key`).
+    pub fn client_secret(self, release: &str) -> String {
+        match self {
+            CertMode::SelfSigned => format!("{release}-root-client-certs"),
+            CertMode::CertManager => format!("{release}-client-certs"),
+        }
+    }
+
+    /// The Secret holding the CA certificate under `ca.crt`: the self-signed CA Secret (which
+    /// also holds the CA key, so only `ca.crt` is mounted), or cert-manager's client Secret.
+    pub fn ca_secret(self, release: &str) -> String {
+        match self {
+            CertMode::SelfSigned => format!("{release}-certs"),
+            CertMode::CertManager => self.client_secret(release),
+        }
+    }
+}
+
+/// One kamaji-etcd release to back up.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The release's full name (`<tenant>-etcd`, `kamaji-etcd`): StatefulSet, Service, prefix.
+    pub release: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its members.
+    pub replicas: u32,
+    /// The DataStore it backs.
+    pub datastore: String,
+    /// Schedule and retention.
+    pub policy: BackupPolicy,
+}
+
+impl Target {
+    /// The dedicated etcd of `t`, when it is backed up.
+    pub fn of_tenant(t: &Tenant) -> Option<Target> {
+        let (DataStore::Dedicated { replicas, .. }, Some(policy)) = (&t.datastore, &t.backup) else {
+            return None;
+        };
+        Some(Target {
+            release: format!("{}-etcd", t.name),
+            namespace: t.name.clone(),
+            replicas: *replicas,
+            datastore: t.datastore_name(),
+            policy: policy.clone(),
+        })
+    }
+
+    /// The kamaji chart's bundled etcd (DataStore `default`), when backups are on.
+    pub fn of_platform(p: &Platform) -> Option<Target> {
+        let b = p.backups.as_ref()?;
+        Some(Target {
+            release: DEFAULT_RELEASE.to_string(),
+            namespace: p.kamaji_namespace.clone(),
+            replicas: p.default_datastore_replicas,
+            datastore: DEFAULT_DATASTORE.to_string(),
+            policy: b.policy.clone(),
+        })
+    }
+
+    /// Member `i`'s pod name.
+    pub fn member(&self, i: u32) -> String {
+        format!("{}-{i}", self.release)
+    }
+
+    /// Member `i`'s DNS name behind the headless Service (named like the release).
+    fn host(&self, i: u32) -> String {
+        format!(
+            "{}.{}.{}.svc.cluster.local",
+            self.member(i),
+            self.release,
+            self.namespace
+        )
+    }
+
+    /// Every member's client URL, as the chart's DataStore lists them.
+    pub fn endpoints(&self) -> Vec<String> {
+        (0..self.replicas)
+            .map(|i| format!("https://{}:{CLIENT_PORT}", self.host(i)))
+            .collect()
+    }
+
+    /// Member `i`'s peer URL.
+    pub fn peer_url(&self, i: u32) -> String {
+        format!("https://{}:2380", self.host(i))
+    }
+
+    /// `--initial-cluster` as the chart writes it.
+    pub fn initial_cluster(&self) -> String {
+        (0..self.replicas)
+            .map(|i| format!("{}={}", self.member(i), self.peer_url(i)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Member `i`'s data volume (the StatefulSet's claim template `data`).
+    pub fn data_claim(&self, i: u32) -> String {
+        format!("data-{}", self.member(i))
+    }
+
+    /// The backup volume (PVC destination).
+    pub fn backup_claim(&self) -> String {
+        format!("{}-backups", self.release)
+    }
+
+    /// The CronJob and its ServiceAccount.
+    pub fn cronjob_name(&self) -> String {
+        format!("{}-backup", self.release)
+    }
+}
+
+/// The backup objects of a tenant's dedicated etcd (none when not backed up).
+pub fn tenant_objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
+    match (&p.backups, Target::of_tenant(t)) {
+        (Some(b), Some(target)) => objects(b, images, &target, crate::render::tenant::labels(t)),
+        _ => Vec::new(),
+    }
+}
+
+/// The backup objects of the platform's default datastore (none when backups are off).
+pub fn platform_objects(p: &Platform, images: &Images) -> Vec<Object> {
+    match (&p.backups, Target::of_platform(p)) {
+        (Some(b), Some(target)) => objects(
+            b,
+            images,
+            &target,
+            map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
+        ),
+        _ => Vec::new(),
+    }
+}
+
+fn objects(b: &Backups, images: &Images, target: &Target, labels: Node) -> Vec<Object> {
+    let ns = Some(target.namespace.as_str());
+    let name = target.cronjob_name();
+    let mut out = vec![Object {
+        kind: "ServiceAccount",
+        name: name.clone(),
+        body: map! {
+            "apiVersion" => "v1",
+            "kind" => "ServiceAccount",
+            "metadata" => meta(&name, ns, labels.clone()),
+            // The job reads its certificates from mounted Secrets and never calls the API: no
+            // token, and no Role.
+            "automountServiceAccountToken" => false,
+        },
+    }];
+    if let BackupDestination::Pvc { size, storage_class } = &b.destination {
+        let claim = target.backup_claim();
+        out.push(Object {
+            kind: "PersistentVolumeClaim",
+            name: claim.clone(),
+            body: map! {
+                "apiVersion" => "v1",
+                "kind" => "PersistentVolumeClaim",
+                "metadata" => meta(&claim, ns, labels.clone()),
+                "spec" => map! {
+                    "accessModes" => seq!["ReadWriteOnce"],
+                    "storageClassName" => storage_class.clone(),
+                    "resources" => map! {"requests" => map! {"storage" => size}},
+                },
+            },
+        });
+    }
+    out.push(Object {
+        kind: "CronJob",
+        name: name.clone(),
+        body: cronjob(b, images, target, labels),
+    });
+    out
+}
+
+const CERT_DIR: &str = "/etc/etcd/client";
+const CA_DIR: &str = "/etc/etcd/ca";
+const BACKUP_DIR: &str = "/backups";
+
+fn env(name: &str, value: impl Into<Node>) -> Node {
+    map! {"name" => name, "value" => value.into()}
+}
+
+fn secret_env(name: &str, secret: &str, key: &str, optional: bool) -> Node {
+    map! {
+        "name" => name,
+        "valueFrom" => map! {"secretKeyRef" => map! {
+            "name" => secret,
+            "key" => key,
+            "optional" => optional.then_some(true),
+        }},
+    }
+}
+
+/// The environment of [`SNAPSHOT_SCRIPT`] for `target` (also what the e2e test mirrors).
+fn snapshot_env(target: &Target, retention: u32) -> Vec<Node> {
+    vec![
+        env("BACKUP_ENDPOINTS", target.endpoints().join(" ")),
+        env("BACKUP_CACERT", format!("{CA_DIR}/ca.crt")),
+        env("BACKUP_CERT", format!("{CERT_DIR}/tls.crt")),
+        env("BACKUP_KEY", format!("{CERT_DIR}/tls.key")),
+        env("BACKUP_NAME", &target.release),
+        env("BACKUP_DIR", BACKUP_DIR),
+        env("BACKUP_RETENTION", retention.to_string()),
+    ]
+}
+
+fn container(name: &str, image: String, script: &str, env: Vec<Node>, mounts: Node) -> Node {
+    map! {
+        "name" => name,
+        "image" => image,
+        "imagePullPolicy" => "IfNotPresent",
+        "command" => seq!["/bin/sh", "-ec", script],
+        "env" => env,
+        "volumeMounts" => mounts,
+        "resources" => map! {"requests" => map! {"cpu" => "50m", "memory" => "64Mi"}},
+        "securityContext" => map! {
+            "allowPrivilegeEscalation" => false,
+            "readOnlyRootFilesystem" => true,
+            "capabilities" => map! {"drop" => seq!["ALL"]},
+        },
+    }
+}
+
+fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node {
+    let name = target.cronjob_name();
+    let mode = CertMode::RENDERED;
+    let backups_mount = map! {"name" => "backups", "mountPath" => BACKUP_DIR};
+    let snapshot_mounts = seq![
+        map! {"name" => "client-cert", "mountPath" => CERT_DIR, "readOnly" => true},
+        map! {"name" => "etcd-ca", "mountPath" => CA_DIR, "readOnly" => true},
+        backups_mount.clone(),
+    ];
+    let snapshot_image = images.get(&b.image).full();
+    let (init, main, backups_volume) = match &b.destination {
+        BackupDestination::Pvc { .. } => (
+            Node::Absent,
+            container(
+                "snapshot",
+                snapshot_image,
+                SNAPSHOT_SCRIPT,
+                snapshot_env(target, target.policy.retention),
+                snapshot_mounts,
+            ),
+            map! {"name" => "backups", "persistentVolumeClaim" => map! {"claimName" => target.backup_claim()}},
+        ),
+        BackupDestination::S3 {
+            credentials_secret,
+            image,
+        } => {
+            // The snapshot lands in a scratch volume (keeping only this run's), then the
+            // uploader copies it to the bucket and prunes there.
+            let mut upload_env = snapshot_env(target, target.policy.retention);
+            upload_env.extend([
+                secret_env("S3_ENDPOINT", credentials_secret, "endpoint", false),
+                secret_env("S3_BUCKET", credentials_secret, "bucket", false),
+                secret_env("AWS_ACCESS_KEY_ID", credentials_secret, "accessKeyID", false),
+                secret_env("AWS_SECRET_ACCESS_KEY", credentials_secret, "secretAccessKey", false),
+                secret_env("AWS_DEFAULT_REGION", credentials_secret, "region", true),
+                env("HOME", BACKUP_DIR),
+            ]);
+            (
+                seq![container(
+                    "snapshot",
+                    snapshot_image,
+                    SNAPSHOT_SCRIPT,
+                    snapshot_env(target, 1),
+                    snapshot_mounts,
+                )],
+                container(
+                    "upload",
+                    images.get(image).full(),
+                    UPLOAD_SCRIPT,
+                    upload_env,
+                    seq![backups_mount],
+                ),
+                map! {"name" => "backups", "emptyDir" => map! {}},
+            )
+        }
+    };
+    map! {
+        "apiVersion" => "batch/v1",
+        "kind" => "CronJob",
+        "metadata" => meta(&name, Some(&target.namespace), labels.clone()),
+        "spec" => map! {
+            "schedule" => &target.policy.schedule,
+            "timeZone" => "Etc/UTC",
+            // Two snapshots at once would only load etcd twice.
+            "concurrencyPolicy" => "Forbid",
+            "startingDeadlineSeconds" => 3600u32,
+            "successfulJobsHistoryLimit" => 3u32,
+            "failedJobsHistoryLimit" => 3u32,
+            "jobTemplate" => map! {
+                "metadata" => map! {"labels" => labels.clone()},
+                "spec" => map! {
+                    "activeDeadlineSeconds" => ACTIVE_DEADLINE_SECONDS,
+                    "backoffLimit" => 2u32,
+                    "template" => map! {
+                        "metadata" => map! {"labels" => labels},
+                        "spec" => map! {
+                            "serviceAccountName" => &name,
+                            "automountServiceAccountToken" => false,
+                            "restartPolicy" => "Never",
+                            "initContainers" => init,
+                            "containers" => seq![main],
+                            "volumes" => seq![
+                                map! {"name" => "client-cert", "secret" => map! {
+                                    "secretName" => mode.client_secret(&target.release),
+                                    "items" => seq![
+                                        map! {"key" => "tls.crt", "path" => "tls.crt"},
+                                        map! {"key" => "tls.key", "path" => "tls.key"},
+                                    ],
+                                    "defaultMode" => 0o400u32,
+                                }},
+                                map! {"name" => "etcd-ca", "secret" => map! {
+                                    "secretName" => mode.ca_secret(&target.release),
+                                    "items" => seq![map! {"key" => "ca.crt", "path" => "ca.crt"}],
+                                    "defaultMode" => 0o444u32,
+                                }},
+                                backups_volume,
+                            ],
+                        },
+                    },
+                },
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(replicas: u32) -> Target {
+        Target {
+            release: "acme-etcd".into(),
+            namespace: "acme".into(),
+            replicas,
+            datastore: "acme-etcd".into(),
+            policy: BackupPolicy {
+                schedule: "0 */6 * * *".into(),
+                retention: 7,
+            },
+        }
+    }
+
+    #[test]
+    fn endpoints_and_members_follow_the_chart() {
+        let t = target(3);
+        assert_eq!(
+            t.endpoints(),
+            [
+                "https://acme-etcd-0.acme-etcd.acme.svc.cluster.local:2379",
+                "https://acme-etcd-1.acme-etcd.acme.svc.cluster.local:2379",
+                "https://acme-etcd-2.acme-etcd.acme.svc.cluster.local:2379",
+            ]
+        );
+        assert_eq!(
+            target(1).initial_cluster(),
+            "acme-etcd-0=https://acme-etcd-0.acme-etcd.acme.svc.cluster.local:2380"
+        );
+        assert_eq!(t.data_claim(2), "data-acme-etcd-2");
+    }
+
+    #[test]
+    fn certificate_secret_names_differ_by_mode() {
+        assert_eq!(
+            CertMode::SelfSigned.client_secret("acme-etcd"),
+            "acme-etcd-root-client-certs"
+        );
+        assert_eq!(CertMode::SelfSigned.ca_secret("acme-etcd"), "acme-etcd-certs");
+        assert_eq!(
+            CertMode::CertManager.client_secret("acme-etcd"),
+            "acme-etcd-client-certs"
+        );
+        assert_eq!(CertMode::CertManager.ca_secret("acme-etcd"), "acme-etcd-client-certs");
+    }
+}
