@@ -11,8 +11,9 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-/// API groups served by Kubernetes itself: their objects have no CRD.
-const BUILT_IN: [&str; 2] = ["v1", "rbac.authorization.k8s.io/v1"];
+/// API groups served by Kubernetes itself: their objects have no CRD (the backup CronJob's
+/// `batch/v1` is checked against the Kubernetes API types in `backup.rs`).
+const BUILT_IN: [&str; 3] = ["v1", "rbac.authorization.k8s.io/v1", "batch/v1"];
 
 /// The CRDs of a folder (`<group>/<plural>.yaml`), by `(apiVersion, kind)` of served versions.
 pub struct Crds {
