@@ -161,9 +161,10 @@ fn script(
             w,
             "kubectl -n {n} patch tenantcontrolplane {n} --type merge -p '{{\"spec\":{{\"controlPlane\":{{\"deployment\":{{\"replicas\":0}}}}}}}}'"
         );
+        // Not `kubectl wait -l`: it fails when nothing matches, as it does once the pods are gone.
         let _ = writeln!(
             w,
-            "kubectl -n {n} wait --for=delete pod -l kamaji.clastix.io/name={n} --timeout=5m"
+            "while kubectl -n {n} get pods -l kamaji.clastix.io/name={n} -o name | grep -q .; do sleep 5; done"
         );
     }
     let _ = writeln!(w, "\n# 3. Stop etcd and the backup CronJob (the volumes must be free).");
@@ -183,11 +184,11 @@ fn script(
     );
     for i in 0..target.replicas {
         let pod = format!("{release}-restore-{i}");
-        let doc = crate::render::yaml::document(
-            "kaas-gitops backup restore-plan",
-            &restore_pod(backups, images, target, i, snapshot),
-        );
-        let _ = writeln!(w, "kubectl apply -f - <<'EOF'\n{}EOF", String::from_utf8_lossy(&doc));
+        let doc = crate::render::yaml::document("", &restore_pod(backups, images, target, i, snapshot));
+        let doc = String::from_utf8_lossy(&doc);
+        // Without the generated-file header: this Pod is applied by hand, never committed.
+        let body = doc.split_once('\n').map_or(&*doc, |(_, rest)| rest);
+        let _ = writeln!(w, "kubectl apply -f - <<'EOF'\n{body}EOF");
         let _ = writeln!(
             w,
             "kubectl -n {ns} wait --for=jsonpath='{{.status.phase}}'=Succeeded pod/{pod} --timeout=10m"
