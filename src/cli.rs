@@ -43,7 +43,7 @@ pub enum Color {
     Never,
 }
 
-/// The output format of `render` and `pin`.
+/// The output format of `render`, `pin` and `validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Messages for people.
@@ -88,6 +88,13 @@ pub enum Command {
     /// ~/.docker/config.json, including credential helpers); registries listed in
     /// spec.registries.insecure are reached over plain HTTP.
     Pin(PinArgs),
+    /// Check the rendered fleet before Flux sees it: every object under overlays/ and flux/
+    /// against its CRD schema and CEL rules, references and names across the fleet, provider
+    /// contracts, and that every folder builds with kustomize.
+    ///
+    /// Reports every finding with its file and line; exits 1 on any error-level finding, 2 when
+    /// the CRD folder cannot be read or kustomize is missing.
+    Validate(ValidateArgs),
     /// Print the JSON Schema of the Tenant and Platform files (for editors).
     Schema,
     /// Render on every change under tenants/, base/, kaas.yaml and kaas.lock, until Ctrl-C.
@@ -229,4 +236,21 @@ pub struct WatchArgs {
     /// Commit each render that changed files, as `render --commit` does.
     #[arg(long)]
     pub commit: bool,
+}
+
+/// `validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A folder of CustomResourceDefinition YAML (searched recursively) to check custom
+    /// resources against. Required: without CRDs no custom resource can be checked.
+    #[arg(long, value_name = "DIR", env = "KAAS_CRDS")]
+    pub crds: Option<PathBuf>,
+    /// Output format: findings for people on stderr, one JSON document on stdout, or GitHub
+    /// Actions annotations on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Skip the kustomize build of every folder (for machines without kustomize or kubectl).
+    /// CI should not use it.
+    #[arg(long)]
+    pub no_kustomize: bool,
 }

@@ -3,6 +3,7 @@
 //! A pure core (`spec` -> `validate` -> `model` -> `render`) behind a thin shell (`commands`,
 //! `tree`) that touches the disk.
 
+pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod diagnostics;

@@ -13,6 +13,7 @@ mod printer;
 mod render;
 mod schema;
 mod summary;
+mod validate;
 mod watch;
 
 use std::process::ExitCode;
@@ -50,6 +51,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Diff(args) => diff::run(&printer, &cli.repo, &args.select),
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
+        Command::Validate(args) => validate::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(),
         Command::Watch(args) => watch::run(&printer, &cli.repo, args),
         Command::Backup(args) => backup::run(&printer, &cli.repo, args),

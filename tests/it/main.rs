@@ -10,4 +10,5 @@ mod providers;
 mod registry;
 mod render;
 mod topology;
+mod validate;
 mod watch;

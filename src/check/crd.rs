@@ -1,0 +1,177 @@
+//! CustomResourceDefinitions read from a folder (recursively, any number per file): for each
+//! group and kind, the versions with whether they are served and their `openAPIV3Schema`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+use serde_json::Value;
+
+/// One version of a CRD.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// The API server serves it.
+    pub served: bool,
+    /// Marked `deprecated: true`.
+    pub deprecated: bool,
+    /// The CRD's deprecation text, if any.
+    pub deprecation_warning: Option<String>,
+    /// `schema.openAPIV3Schema`, if the version has one.
+    pub schema: Option<Value>,
+}
+
+/// One CustomResourceDefinition.
+#[derive(Debug, Clone)]
+pub struct Crd {
+    /// `metadata.name`, e.g. `clusters.cluster.x-k8s.io`.
+    pub name: String,
+    /// `spec.group`.
+    pub group: String,
+    /// `spec.names.kind`.
+    pub kind: String,
+    /// The file it came from, relative to the CRD folder.
+    pub file: String,
+    /// `Namespaced` or `Cluster`.
+    pub namespaced: bool,
+    /// Versions by name.
+    pub versions: BTreeMap<String, Version>,
+}
+
+/// What the catalog knows about an `apiVersion` and `kind`.
+#[derive(Debug)]
+pub enum Lookup<'a> {
+    /// A served version.
+    Served(&'a Crd, &'a Version),
+    /// The CRD has this version but does not serve it.
+    NotServed(&'a Crd),
+    /// The CRD has no such version.
+    NoVersion(&'a Crd),
+    /// No CRD defines this group and kind.
+    NoCrd,
+}
+
+/// Every CRD of a folder, by `(group, kind)`.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    crds: BTreeMap<(String, String), Crd>,
+}
+
+impl Catalog {
+    /// Reads every `.yaml`, `.yml` and `.json` file under `dir`. Documents that are no CRD are
+    /// ignored; a file that does not parse is an error of the environment.
+    pub fn load(dir: &Path) -> Result<Catalog> {
+        if !dir.is_dir() {
+            bail!("the CRD folder `{}` does not exist or is no folder", dir.display());
+        }
+        let mut files = Vec::new();
+        collect(dir, dir, &mut files).with_context(|| format!("failed to read the CRD folder `{}`", dir.display()))?;
+        let parsed: Vec<Result<Vec<Crd>>> = files
+            .par_iter()
+            .map(|(rel, path)| {
+                let text = fs_err::read_to_string(path)?;
+                parse(rel, &text).with_context(|| format!("failed to read CRDs from `{}`", path.display()))
+            })
+            .collect();
+        let mut catalog = Catalog::default();
+        for crds in parsed {
+            for crd in crds? {
+                catalog.crds.entry((crd.group.clone(), crd.kind.clone())).or_insert(crd);
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// How many CRDs were loaded.
+    pub fn len(&self) -> usize {
+        self.crds.len()
+    }
+
+    /// Whether no CRD was loaded.
+    pub fn is_empty(&self) -> bool {
+        self.crds.is_empty()
+    }
+
+    /// Every CRD.
+    pub fn iter(&self) -> impl Iterator<Item = (&(String, String), &Crd)> {
+        self.crds.iter()
+    }
+
+    /// The schema of `apiVersion` and `kind`, or why there is none.
+    pub fn lookup(&self, group: &str, version: &str, kind: &str) -> Lookup<'_> {
+        let Some(crd) = self.crds.get(&(group.to_string(), kind.to_string())) else {
+            return Lookup::NoCrd;
+        };
+        match crd.versions.get(version) {
+            Some(v) if v.served => Lookup::Served(crd, v),
+            Some(_) => Lookup::NotServed(crd),
+            None => Lookup::NoVersion(crd),
+        }
+    }
+}
+
+impl Crd {
+    /// The served versions, for hints.
+    pub fn served(&self) -> Vec<&str> {
+        self.versions
+            .iter()
+            .filter(|(_, v)| v.served)
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, std::path::PathBuf)>) -> Result<()> {
+    let mut entries: Vec<_> = fs_err::read_dir(dir)?.collect::<std::io::Result<_>>()?;
+    entries.sort_by_key(fs_err::DirEntry::file_name);
+    for e in entries {
+        let path = e.path();
+        if path.is_dir() {
+            collect(root, &path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+        {
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+            out.push((rel, path));
+        }
+    }
+    Ok(())
+}
+
+/// The CRDs in one file's text.
+fn parse(rel: &str, text: &str) -> Result<Vec<Crd>> {
+    let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| anyhow::anyhow!("{}", e.without_snippet()))?;
+    let mut out = Vec::new();
+    for doc in docs {
+        if doc["kind"] != "CustomResourceDefinition" {
+            continue;
+        }
+        let spec = &doc["spec"];
+        let (Some(name), Some(kind)) = (doc["metadata"]["name"].as_str(), spec["names"]["kind"].as_str()) else {
+            bail!("a CustomResourceDefinition without `metadata.name` or `spec.names.kind`");
+        };
+        let mut versions = BTreeMap::new();
+        for v in spec["versions"].as_array().into_iter().flatten() {
+            let Some(vname) = v["name"].as_str() else { continue };
+            versions.insert(
+                vname.to_string(),
+                Version {
+                    served: v["served"].as_bool().unwrap_or(false),
+                    deprecated: v["deprecated"].as_bool().unwrap_or(false),
+                    deprecation_warning: v["deprecationWarning"].as_str().map(str::to_string),
+                    schema: v["schema"].get("openAPIV3Schema").cloned(),
+                },
+            );
+        }
+        out.push(Crd {
+            name: name.to_string(),
+            group: spec["group"].as_str().unwrap_or_default().to_string(),
+            kind: kind.to_string(),
+            file: rel.to_string(),
+            namespaced: spec["scope"] != "Cluster",
+            versions,
+        });
+    }
+    Ok(out)
+}

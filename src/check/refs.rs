@@ -1,0 +1,679 @@
+//! Rules across the fleet: every reference resolves to an object in it, names that must be
+//! unique are (objects, DataStores, VIPs), names and labels fit their limits, and Kubernetes
+//! versions stay inside what the platform supports.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::check::fleet::is_cluster_scoped;
+use crate::check::{Check, Finding, Fleet, Object, error, warning};
+use crate::model::{KubeVersion, Platform};
+
+/// Helm's limit on release names.
+const MAX_RELEASE: usize = 53;
+/// Kubernetes' limit on label values and on the name part of label keys.
+const MAX_LABEL: usize = 63;
+/// The kubelet may be this many minors older than the API server.
+const KUBELET_SKEW: u32 = 3;
+
+/// Every object by `(group, kind, namespace, name)`; cluster-scoped kinds without namespace.
+struct Index<'a>(BTreeMap<(&'a str, &'a str, Option<&'a str>, &'a str), &'a Object>);
+
+impl<'a> Index<'a> {
+    fn new(fleet: &'a Fleet) -> Index<'a> {
+        let mut map = BTreeMap::new();
+        for o in &fleet.objects {
+            map.entry(key(o)).or_insert(o);
+        }
+        Index(map)
+    }
+
+    fn get(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<&'a Object> {
+        let namespace = if is_cluster_scoped(kind) { None } else { namespace };
+        self.0.get(&(group, kind, namespace, name)).copied()
+    }
+}
+
+fn key(o: &Object) -> (&str, &str, Option<&str>, &str) {
+    let ns = if is_cluster_scoped(&o.kind) {
+        None
+    } else {
+        o.namespace.as_deref()
+    };
+    (o.group(), o.kind.as_str(), ns, o.name.as_str())
+}
+
+/// `file:line` of a field, for messages that point at a second place.
+fn place(o: &Object, field: &str) -> String {
+    match o.locate(field) {
+        Some(l) => format!("{}:{}", l.path, l.line),
+        None => o.file.clone(),
+    }
+}
+
+/// Runs every rule.
+pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
+    let index = Index::new(fleet);
+    let mut out = duplicates(fleet);
+    for o in fleet.rendered() {
+        match (o.group(), o.kind.as_str()) {
+            ("cluster.x-k8s.io", "Cluster") => {
+                for field in ["spec.controlPlaneRef", "spec.infrastructureRef"] {
+                    out.extend(object_ref(&index, o, field));
+                }
+            }
+            ("cluster.x-k8s.io", "MachineDeployment") => {
+                out.extend(cluster_name(&index, o));
+                for field in [
+                    "spec.template.spec.bootstrap.configRef",
+                    "spec.template.spec.infrastructureRef",
+                ] {
+                    out.extend(object_ref(&index, o, field));
+                }
+                out.extend(selector_matches_template(o));
+            }
+            ("helm.toolkit.fluxcd.io", "HelmRelease") => {
+                out.extend(source_ref(&index, o, "spec.chart.spec.sourceRef"));
+                out.extend(source_ref(&index, o, "spec.chartRef"));
+                out.extend(release_name(o));
+            }
+            ("kustomize.toolkit.fluxcd.io", "Kustomization") => out.extend(flux_kustomization(&index, fleet, o)),
+            _ => {}
+        }
+        out.extend(labels(o));
+    }
+    out.extend(datastores(fleet, platform));
+    out.extend(vips(fleet));
+    out.extend(versions(&index, fleet, platform));
+    out
+}
+
+/// The same object twice: Flux would apply one over the other.
+fn duplicates(fleet: &Fleet) -> Vec<Finding> {
+    let mut seen: BTreeMap<_, &Object> = BTreeMap::new();
+    let mut out = Vec::new();
+    for o in fleet.rendered() {
+        if let Some(first) = seen.insert(key(o), o) {
+            seen.insert(key(o), first);
+            out.push(
+                error(
+                    Check::Fleet,
+                    o,
+                    "metadata.name",
+                    format!("{} is also defined at {}", o.id(), place(first, "metadata.name")),
+                )
+                .with_hint("every object must exist once in the fleet; remove one of them"),
+            );
+        }
+    }
+    out
+}
+
+/// A Cluster API reference: `{apiGroup, kind, name}` (v1beta2) or `{apiVersion, kind, name,
+/// namespace}` (v1beta1), to an object in the referrer's namespace.
+fn object_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
+    let r = o.get(field)?;
+    let kind = r["kind"].as_str()?;
+    let name = r["name"].as_str()?;
+    let group = match (r["apiGroup"].as_str(), r["apiVersion"].as_str()) {
+        (Some(g), _) => g,
+        (None, Some(v)) => v.rsplit_once('/').map_or("", |(g, _)| g),
+        (None, None) => return None,
+    };
+    let namespace = r["namespace"].as_str().or(o.namespace.as_deref());
+    if index.get(group, kind, namespace, name).is_some() {
+        return None;
+    }
+    let target = match namespace {
+        Some(ns) => format!("{kind} `{ns}/{name}`"),
+        None => format!("{kind} `{name}`"),
+    };
+    Some(
+        error(
+            Check::Fleet,
+            o,
+            &format!("{field}.name"),
+            format!("`{field}` names {target} ({group}), which is not in the fleet"),
+        )
+        .with_hint("add that object or fix the reference; Cluster API waits forever on a missing one"),
+    )
+}
+
+/// `spec.clusterName` names a Cluster in the namespace.
+fn cluster_name(index: &Index<'_>, o: &Object) -> Option<Finding> {
+    let name = o.str("spec.clusterName")?;
+    if index
+        .get("cluster.x-k8s.io", "Cluster", o.namespace.as_deref(), name)
+        .is_some()
+    {
+        return None;
+    }
+    Some(
+        error(
+            Check::Fleet,
+            o,
+            "spec.clusterName",
+            format!("`spec.clusterName` names Cluster `{name}`, which is not in this namespace"),
+        )
+        .with_hint("a MachineDeployment belongs to a Cluster of its own namespace"),
+    )
+}
+
+/// Cluster API refuses a MachineDeployment whose selector does not match its template's labels.
+fn selector_matches_template(o: &Object) -> Option<Finding> {
+    let selector = o.get("spec.selector.matchLabels")?.as_object()?;
+    let labels = o.get("spec.template.metadata.labels").and_then(Value::as_object);
+    let missing: Vec<String> = selector
+        .iter()
+        .filter(|(k, v)| labels.and_then(|l| l.get(*k)) != Some(*v))
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        error(
+            Check::Fleet,
+            o,
+            "spec.selector.matchLabels",
+            format!(
+                "the selector matches no machine of the template: its labels lack {}",
+                missing.join(", ")
+            ),
+        )
+        .with_hint("`spec.template.metadata.labels` must carry every label of `spec.selector.matchLabels`")
+    })
+}
+
+/// A Flux source reference (`{kind, name, namespace}`, namespace defaulting to the referrer's).
+fn source_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
+    let r = o.get(field)?;
+    let kind = r["kind"].as_str()?;
+    let name = r["name"].as_str()?;
+    let namespace = r["namespace"].as_str().or(o.namespace.as_deref());
+    if index.get("source.toolkit.fluxcd.io", kind, namespace, name).is_some() {
+        return None;
+    }
+    Some(
+        error(
+            Check::Fleet,
+            o,
+            &format!("{field}.name"),
+            format!(
+                "`{field}` names {kind} `{}/{name}`, which is not in the fleet",
+                namespace.unwrap_or("default")
+            ),
+        )
+        .with_hint("Flux cannot fetch the chart; check the name and namespace (the platform layer renders one HelmRepository per chart repository)"),
+    )
+}
+
+/// The Helm release name Flux uses: `spec.releaseName`, else `[targetNamespace-]name`.
+pub fn release_name(o: &Object) -> Option<Finding> {
+    if o.str("spec.releaseName").is_some() {
+        // The CRD's maxLength already reports an explicit name that is too long.
+        return None;
+    }
+    let name = match o.str("spec.targetNamespace") {
+        Some(ns) => format!("{ns}-{}", o.name),
+        None => o.name.clone(),
+    };
+    (name.len() > MAX_RELEASE).then(|| {
+        warning(
+            Check::Fleet,
+            o,
+            "metadata.name",
+            format!("the Helm release name `{name}` is {} characters long; Helm allows {MAX_RELEASE}", name.len()),
+        )
+        .with_hint("Flux shortens it with a hash suffix, which renames every resource of the chart; set a short `spec.releaseName`")
+    })
+}
+
+/// A Flux Kustomization's `path` is a folder with a kustomization and its `dependsOn` exist.
+fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Object) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if let Some(path) = o.str("spec.path") {
+        let rel = path.trim_start_matches("./").trim_end_matches('/');
+        let managed = ["overlays/", "flux/", "base/"].iter().any(|p| rel.starts_with(p)) || rel == "flux";
+        if managed && !fleet.folders.iter().any(|f| f.path == rel) {
+            out.push(
+                error(
+                    Check::Fleet,
+                    o,
+                    "spec.path",
+                    format!("`spec.path` is `{path}`, which has no kustomization.yaml"),
+                )
+                .with_hint("run `kaas-gitops render`; Flux fails a Kustomization whose path does not build"),
+            );
+        }
+    }
+    for (i, dep) in o
+        .get("spec.dependsOn")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(name) = dep["name"].as_str() else { continue };
+        let ns = dep["namespace"].as_str().or(o.namespace.as_deref());
+        if index
+            .get("kustomize.toolkit.fluxcd.io", "Kustomization", ns, name)
+            .is_none()
+        {
+            out.push(
+                error(
+                    Check::Fleet,
+                    o,
+                    &format!("spec.dependsOn[{i}].name"),
+                    format!("`dependsOn` names Kustomization `{name}`, which is not in the fleet"),
+                )
+                .with_hint("Flux never applies a Kustomization that waits on a missing one"),
+            );
+        }
+    }
+    out
+}
+
+/// Label keys and values (`metadata.labels` at any depth and every `matchLabels`) as the API
+/// server validates them. Helm values are the chart's business and are skipped.
+fn labels(o: &Object) -> Vec<Finding> {
+    let mut out = Vec::new();
+    walk_labels(o, &o.value, "", &mut out);
+    out
+}
+
+fn walk_labels(o: &Object, v: &Value, path: &str, out: &mut Vec<Finding>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if o.kind == "HelmRelease" && p == "spec.values" {
+                    continue;
+                }
+                let is_labels = k == "matchLabels" || (k == "labels" && path.ends_with("metadata"));
+                if is_labels && let Value::Object(labels) = child {
+                    for (lk, lv) in labels {
+                        let field = format!("{p}.{lk}");
+                        if let Some(why) = label_key_problem(lk) {
+                            out.push(
+                                error(Check::Fleet, o, &field, format!("label key `{lk}` is invalid: {why}"))
+                                    .with_hint("a key is an optional DNS-subdomain prefix and `/`, then at most 63 of [A-Za-z0-9-_.], alphanumeric at both ends"),
+                            );
+                        }
+                        if let Some(text) = lv.as_str()
+                            && let Some(why) = label_value_problem(text)
+                        {
+                            out.push(
+                                error(Check::Fleet, o, &field, format!("label value of `{lk}` is invalid: {why}"))
+                                    .with_hint("a value is empty or at most 63 of [A-Za-z0-9-_.], alphanumeric at both ends; put longer text in an annotation"),
+                            );
+                        }
+                    }
+                    continue;
+                }
+                walk_labels(o, child, &p, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk_labels(o, item, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn label_name_problem(s: &str) -> Option<String> {
+    if s.len() > MAX_LABEL {
+        return Some(format!("{} characters long, the limit is {MAX_LABEL}", s.len()));
+    }
+    let ok_inner = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let ok_ends = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
+    (!(ok_inner && ok_ends))
+        .then(|| "it must be alphanumeric at both ends with only `-`, `_` and `.` inside".to_string())
+}
+
+fn label_key_problem(key: &str) -> Option<String> {
+    let (prefix, name) = key.rsplit_once('/').map_or((None, key), |(p, n)| (Some(p), n));
+    if let Some(p) = prefix {
+        let dns = p.len() <= 253
+            && !p.is_empty()
+            && p.split('.').all(|l| {
+                !l.is_empty()
+                    && l.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+            });
+        if !dns {
+            return Some(format!("the prefix `{p}` is no DNS subdomain"));
+        }
+    }
+    if name.is_empty() {
+        return Some("the name part is empty".into());
+    }
+    label_name_problem(name)
+}
+
+fn label_value_problem(value: &str) -> Option<String> {
+    if value.is_empty() {
+        return None;
+    }
+    label_name_problem(value)
+}
+
+/// Who creates a DataStore, and at which field.
+struct Creator<'a> {
+    name: String,
+    object: &'a Object,
+    field: String,
+}
+
+/// The DataStores the fleet creates: DataStore objects, kamaji-etcd releases, and the kamaji
+/// release's bundled kamaji-etcd (see shared/charts/FACTS.md for the values these read).
+fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
+    let mut out = Vec::new();
+    for o in &fleet.objects {
+        match (o.group(), o.kind.as_str()) {
+            ("kamaji.clastix.io", "DataStore") => out.push(Creator {
+                name: o.name.clone(),
+                object: o,
+                field: "metadata.name".into(),
+            }),
+            ("helm.toolkit.fluxcd.io", "HelmRelease") => match o.str("spec.chart.spec.chart") {
+                Some("kamaji-etcd") => {
+                    let values = o.get("spec.values").cloned().unwrap_or(Value::Null);
+                    if let Some(name) = etcd_datastore(&values, &helm_release_name(o)) {
+                        out.push(Creator {
+                            name,
+                            object: o,
+                            field: "spec.values.datastore.name".into(),
+                        });
+                    }
+                }
+                Some("kamaji") => {
+                    let sub = o.get("spec.values").map_or(Value::Null, |v| v["kamaji-etcd"].clone());
+                    if sub["deploy"].as_bool() != Some(false) && sub["datastore"]["enabled"].as_bool() != Some(false) {
+                        let name = sub["datastore"]["name"]
+                            .as_str()
+                            .filter(|n| !n.is_empty())
+                            .unwrap_or("default");
+                        out.push(Creator {
+                            name: name.to_string(),
+                            object: o,
+                            field: "spec.values.kamaji-etcd.datastore.name".into(),
+                        });
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    out
+}
+
+fn helm_release_name(o: &Object) -> String {
+    o.str("spec.releaseName").map_or_else(
+        || match o.str("spec.targetNamespace") {
+            Some(ns) => format!("{ns}-{}", o.name),
+            None => o.name.clone(),
+        },
+        str::to_string,
+    )
+}
+
+/// The DataStore a kamaji-etcd release creates: `datastore.name`, else the chart's full name.
+fn etcd_datastore(values: &Value, release: &str) -> Option<String> {
+    if values["datastore"]["enabled"].as_bool() == Some(false) {
+        return None;
+    }
+    if let Some(n) = values["datastore"]["name"].as_str().filter(|n| !n.is_empty()) {
+        return Some(n.to_string());
+    }
+    if let Some(n) = values["fullnameOverride"].as_str().filter(|n| !n.is_empty()) {
+        return Some(n.to_string());
+    }
+    Some(if release.contains("kamaji-etcd") {
+        release.to_string()
+    } else {
+        format!("{release}-kamaji-etcd")
+    })
+}
+
+/// DataStore names are cluster-wide: created once, and every control plane names one that exists.
+fn datastores(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let created = creators(fleet);
+    let mut first: BTreeMap<&str, &Creator<'_>> = BTreeMap::new();
+    for c in &created {
+        match first.get(c.name.as_str()) {
+            Some(f) if c.object.rendered => out.push(
+                error(
+                    Check::Fleet,
+                    c.object,
+                    &c.field,
+                    format!(
+                        "DataStore `{}` is also created by {} at {}",
+                        c.name,
+                        f.object.id(),
+                        place(f.object, &f.field)
+                    ),
+                )
+                .with_hint(
+                    "DataStores are cluster-scoped: two creators fight over one object; give each a unique name",
+                ),
+            ),
+            Some(_) => {}
+            None => {
+                first.insert(&c.name, c);
+            }
+        }
+    }
+    let declared: Vec<&str> = platform
+        .map(|p| p.data_stores.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let exists = |name: &str| first.contains_key(name) || declared.contains(&name);
+    let known = || {
+        let mut all: Vec<&str> = first.keys().copied().chain(declared.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        all.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    };
+    let default = fleet
+        .rendered()
+        .find(|o| o.kind == "HelmRelease" && o.str("spec.chart.spec.chart") == Some("kamaji"));
+    if let Some(k) = default {
+        let name = k.str("spec.values.defaultDatastoreName").unwrap_or("default");
+        if !exists(name) {
+            out.push(
+                error(
+                    Check::Fleet,
+                    k,
+                    "spec.values.defaultDatastoreName",
+                    format!("the default DataStore `{name}` is created by nothing in the fleet"),
+                )
+                .with_hint(format!(
+                    "known DataStores: {}; or declare it in kaas.yaml `spec.dataStores`",
+                    known()
+                )),
+            );
+        }
+    }
+    for o in fleet.rendered() {
+        let field = match (o.group(), o.kind.as_str()) {
+            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.dataStoreName",
+            ("kamaji.clastix.io", "TenantControlPlane") => "spec.dataStore",
+            _ => continue,
+        };
+        let name = match o.str(field).filter(|n| !n.is_empty()) {
+            Some(n) => n,
+            // Without a name Kamaji uses its default DataStore, checked above.
+            None => continue,
+        };
+        if !exists(name) {
+            out.push(
+                error(Check::Fleet, o, field, format!("`{field}` names DataStore `{name}`, which nothing in the fleet creates"))
+                    .with_hint(format!(
+                        "known DataStores: {}; a dedicated datastore comes from a kamaji-etcd HelmRelease, a shared one must be declared in kaas.yaml `spec.dataStores`",
+                        known()
+                    )),
+            );
+        }
+    }
+    out
+}
+
+/// Two control planes on one address: the second never becomes reachable.
+fn vips(fleet: &Fleet) -> Vec<Finding> {
+    let mut seen: BTreeMap<&str, (&Object, &str)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for o in fleet.rendered() {
+        let field = match (o.group(), o.kind.as_str()) {
+            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.network.serviceAddress",
+            ("kamaji.clastix.io", "TenantControlPlane") => "spec.networkProfile.address",
+            _ => continue,
+        };
+        let Some(vip) = o.str(field).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        if let Some((first, first_field)) = seen.get(vip) {
+            out.push(
+                error(
+                    Check::Fleet,
+                    o,
+                    field,
+                    format!(
+                        "the VIP {vip} is also the address of {} at {}",
+                        first.id(),
+                        place(first, first_field)
+                    ),
+                )
+                .with_hint("every tenant control plane needs its own address"),
+            );
+        } else {
+            seen.insert(vip, (o, field));
+        }
+    }
+    out
+}
+
+/// Control plane and worker versions inside the platform's range; workers not newer than, and
+/// at most three minors older than, their control plane.
+fn versions(index: &Index<'_>, fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for o in fleet.rendered() {
+        let field = match (o.group(), o.kind.as_str()) {
+            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.version",
+            ("cluster.x-k8s.io", "MachineDeployment") => "spec.template.spec.version",
+            _ => continue,
+        };
+        let Some(text) = o.str(field) else { continue };
+        let Some(v) = KubeVersion::parse(text) else {
+            out.push(
+                error(Check::Fleet, o, field, format!("`{text}` is no Kubernetes version"))
+                    .with_hint("write `vMAJOR.MINOR.PATCH`, e.g. `v1.33.4`"),
+            );
+            continue;
+        };
+        if let Some(p) = platform
+            && (v < p.min_kubernetes || v > p.max_kubernetes)
+        {
+            out.push(
+                error(
+                    Check::Fleet,
+                    o,
+                    field,
+                    format!(
+                        "Kubernetes {v} is outside the platform's supported range {} to {}",
+                        p.min_kubernetes, p.max_kubernetes
+                    ),
+                )
+                .with_hint(
+                    "change the tenant's `spec.kubernetes.version`, or `spec.kamaji.supportedKubernetes` in kaas.yaml",
+                ),
+            );
+        }
+        if o.kind == "MachineDeployment"
+            && let Some(cp) = control_plane_version(index, o)
+        {
+            if v > cp {
+                out.push(
+                    error(
+                        Check::Fleet,
+                        o,
+                        field,
+                        format!("workers at {v} are newer than their control plane at {cp}"),
+                    )
+                    .with_hint("the kubelet must not be newer than the API server: upgrade the control plane first"),
+                );
+            } else if v.major == cp.major && cp.minor > v.minor + KUBELET_SKEW {
+                out.push(
+                    warning(
+                        Check::Fleet,
+                        o,
+                        field,
+                        format!(
+                            "workers at {v} are more than {KUBELET_SKEW} minors older than their control plane at {cp}"
+                        ),
+                    )
+                    .with_hint("Kubernetes supports a kubelet at most three minors older than the API server"),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn control_plane_version(index: &Index<'_>, md: &Object) -> Option<KubeVersion> {
+    let cluster = index.get(
+        "cluster.x-k8s.io",
+        "Cluster",
+        md.namespace.as_deref(),
+        md.str("spec.clusterName")?,
+    )?;
+    let r = cluster.get("spec.controlPlaneRef")?;
+    let cp = index.get(
+        "controlplane.cluster.x-k8s.io",
+        r["kind"].as_str()?,
+        cluster.namespace.as_deref(),
+        r["name"].as_str()?,
+    )?;
+    KubeVersion::parse(cp.str("spec.version")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_syntax_follows_kubernetes() {
+        assert_eq!(label_key_problem("app.kubernetes.io/managed-by"), None);
+        assert_eq!(label_key_problem("node-role.kubernetes.io/node"), None);
+        assert!(label_key_problem("Bad_Prefix/x").is_some());
+        assert!(label_key_problem("-x").is_some());
+        assert_eq!(label_value_problem(""), None);
+        assert_eq!(label_value_problem("on"), None);
+        assert!(label_value_problem(&"a".repeat(64)).is_some());
+        assert!(label_value_problem("a b").is_some());
+    }
+
+    #[test]
+    fn kamaji_etcd_names_its_datastore_like_the_chart() {
+        let v = serde_json::json!({"datastore": {"enabled": true, "name": "x"}});
+        assert_eq!(etcd_datastore(&v, "r").as_deref(), Some("x"));
+        let v = serde_json::json!({"fullnameOverride": "acme-etcd"});
+        assert_eq!(etcd_datastore(&v, "r").as_deref(), Some("acme-etcd"));
+        assert_eq!(
+            etcd_datastore(&Value::Null, "acme").as_deref(),
+            Some("acme-kamaji-etcd")
+        );
+        let v = serde_json::json!({"datastore": {"enabled": false}});
+        assert_eq!(etcd_datastore(&v, "r"), None);
+    }
+}
