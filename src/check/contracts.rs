@@ -162,18 +162,29 @@ fn semver(text: &str) -> Option<(u64, u64, u64)> {
     parts.next().is_none().then_some(v)
 }
 
-/// The series of a provider release, `Err(())` when the provider is known but not this release,
-/// `Ok(None)` when the provider is not in the table at all.
-pub fn lookup(kind: &str, name: &str, version: &str) -> Result<Option<&'static Series>, ()> {
+/// What the table says about a provider release.
+#[derive(Debug, Clone, Copy)]
+pub enum Release {
+    /// A known release series.
+    Known(&'static Series),
+    /// A known provider, but not this release (or no `vX.Y.Z` version).
+    Unknown,
+    /// A provider the table does not track.
+    Untracked,
+}
+
+/// Looks a provider release up in the table.
+pub fn lookup(kind: &str, name: &str, version: &str) -> Release {
     let mut known = RELEASES.iter().filter(|s| s.kind == kind && s.name == name).peekable();
     if known.peek().is_none() {
-        return Ok(None);
+        return Release::Untracked;
     }
-    let (major, minor, _) = semver(version).ok_or(())?;
+    let Some((major, minor, _)) = semver(version) else {
+        return Release::Unknown;
+    };
     known
         .find(|s| s.major == major && s.minors.contains(&minor))
-        .map(Some)
-        .ok_or(())
+        .map_or(Release::Unknown, Release::Known)
 }
 
 fn contract_str(c: Contract) -> &'static str {
@@ -200,8 +211,8 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         }
         let Some(version) = o.str("spec.version") else { continue };
         match lookup(&o.kind, &o.name, version) {
-            Ok(None) => {}
-            Err(()) => out.push(
+            Release::Untracked => {}
+            Release::Unknown => out.push(
                 warning(
                     Check::Contract,
                     o,
@@ -210,7 +221,7 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
                 )
                 .with_hint(format!("known: {}", known_releases(&o.kind, &o.name))),
             ),
-            Ok(Some(series)) => installed.push(Installed {
+            Release::Known(series) => installed.push(Installed {
                 object: o,
                 version: version.to_string(),
                 series,
@@ -358,26 +369,41 @@ mod tests {
 
     #[test]
     fn the_table_knows_the_releases_the_platform_uses() {
-        let s = lookup("ControlPlaneProvider", "kamaji", "v0.20.0")
-            .expect("known")
-            .expect("in the table");
-        assert_eq!(s.contract, Contract::V1beta2);
-        let s = lookup("ControlPlaneProvider", "kamaji", "v0.19.2")
-            .expect("known")
-            .expect("in the table");
-        assert_eq!(s.contract, Contract::V1beta1);
-        let s = lookup("InfrastructureProvider", "proxmox", "v0.9.0")
-            .expect("known")
-            .expect("in the table");
-        assert_eq!(s.contract, Contract::V1beta2);
-        let s = lookup("InfrastructureProvider", "hetzner", "v1.1.8")
-            .expect("known")
-            .expect("in the table");
-        assert_eq!(s.contract, Contract::V1beta1);
-        assert!(lookup("ControlPlaneProvider", "kamaji", "v0.99.0").is_err());
+        let contract = |kind, name, version| match lookup(kind, name, version) {
+            Release::Known(s) => Some(s.contract),
+            _ => None,
+        };
+        assert_eq!(
+            contract("ControlPlaneProvider", "kamaji", "v0.20.0"),
+            Some(Contract::V1beta2)
+        );
+        assert_eq!(
+            contract("ControlPlaneProvider", "kamaji", "v0.19.2"),
+            Some(Contract::V1beta1)
+        );
+        assert_eq!(
+            contract("InfrastructureProvider", "proxmox", "v0.9.0"),
+            Some(Contract::V1beta2)
+        );
+        assert_eq!(
+            contract("InfrastructureProvider", "hetzner", "v1.1.8"),
+            Some(Contract::V1beta1)
+        );
+        assert_eq!(
+            contract("CoreProvider", "cluster-api", "v1.10.4"),
+            Some(Contract::V1beta1)
+        );
+        assert_eq!(
+            contract("CoreProvider", "cluster-api", "v1.11.0"),
+            Some(Contract::V1beta2)
+        );
+        assert!(matches!(
+            lookup("ControlPlaneProvider", "kamaji", "v0.99.0"),
+            Release::Unknown
+        ));
         assert!(matches!(
             lookup("InfrastructureProvider", "vsphere", "v1.0.0"),
-            Ok(None)
+            Release::Untracked
         ));
     }
 }

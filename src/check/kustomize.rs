@@ -216,8 +216,18 @@ fn compare(fleet: &Fleet, folders: &[&Folder], failed: &BTreeSet<String>, built:
             by_id.entry((origin, identity(&b.value))).or_insert(i);
         }
     }
+    let mut orphans: BTreeSet<&str> = BTreeSet::new();
     for o in fleet.rendered() {
-        if !in_build.contains(o.folder.as_str()) || failed.contains(&o.folder) {
+        if !in_build.contains(o.folder.as_str()) {
+            if orphans.insert(&o.folder) {
+                out.push(
+                    error(Check::Kustomize, o, "", format!("`{}` has no kustomization.yaml, so nothing applies this file", o.folder))
+                        .with_hint("a leftover of a deleted tenant? `kaas-gitops render` deletes stale overlays; otherwise move the file into a kustomize folder"),
+                );
+            }
+            continue;
+        }
+        if failed.contains(&o.folder) {
             continue;
         }
         let id = (o.api_version.clone(), o.kind.clone(), o.name.clone());

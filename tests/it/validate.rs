@@ -578,3 +578,60 @@ fn the_environment_failing_exits_2_with_a_clear_message() {
         "error: neither `kustomize` nor `kubectl` is on PATH; install one, or pass `--no-kustomize` to skip the build check\n"
     );
 }
+
+#[test]
+fn invalid_yaml_and_a_folder_without_kustomization_are_errors() {
+    let Some(crds) = crds_dir() else { return };
+    let repo = rendered();
+    repo.write(
+        "overlays/tenants/acme/broken.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n   bad: indent\n",
+    );
+    repo.write(
+        "overlays/tenants/gone/namespace-gone.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gone\n",
+    );
+    let (code, found) = check(&repo, &crds);
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].starts_with("error parse overlays/tenants/acme/broken.yaml:5 invalid YAML: "),
+        "{found:#?}"
+    );
+    assert_eq!(
+        found[1],
+        "error kustomize overlays/tenants/gone/namespace-gone.yaml:1 Namespace gone: `overlays/tenants/gone` has no kustomization.yaml, so nothing applies this file"
+    );
+}
+
+#[test]
+fn a_provider_release_outside_the_table_is_a_warning_that_does_not_fail() {
+    let Some(crds) = crds_dir() else { return };
+    let repo = rendered();
+    let path = edit(
+        &repo,
+        "overlays/platform/infrastructureprovider-proxmox.yaml",
+        "version: v0.9.0",
+        "version: v0.10.0",
+    );
+    assert_eq!(
+        check(&repo, &crds),
+        (
+            0,
+            vec![format!(
+                "warning contract {} InfrastructureProvider capmox-system/proxmox: `proxmox` v0.10.0 is not in the table of known releases; its Cluster API contract was not checked",
+                line_of(&repo, &path, "version:")
+            )]
+        )
+    );
+    let human = validate(&repo, &crds, &[]);
+    assert_eq!(human.code, 0, "{}", human.stderr);
+    assert!(
+        human
+            .stderr
+            .starts_with("warning: InfrastructureProvider capmox-system/proxmox: "),
+        "{}",
+        human.stderr
+    );
+    assert!(human.stderr.contains("\nok: 1 warning(s) in "), "{}", human.stderr);
+}
