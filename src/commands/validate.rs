@@ -47,6 +47,7 @@ fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {
                 "errors": report.errors(),
                 "warnings": report.warnings(),
                 "findings": report.findings,
+                "notes": report.notes,
             })
         )),
         Format::Github => {

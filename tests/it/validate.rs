@@ -549,7 +549,13 @@ fn a_folder_that_does_not_build_names_the_folder_and_the_cause() {
 #[test]
 fn the_environment_failing_exits_2_with_a_clear_message() {
     let repo = rendered();
-    let run = repo.run(&["validate"]);
+    let run = Run::from(
+        crate::common::bin()
+            .env_remove("KAAS_CRDS")
+            .args(["--repo", repo.path().to_str().expect("UTF-8"), "validate"])
+            .output()
+            .expect("runs"),
+    );
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert_eq!(
         run.stderr,
