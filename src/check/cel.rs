@@ -4,7 +4,10 @@
 //!
 //! Never a false finding: a rule that only compares with the stored object (`oldSelf`), that
 //! does not parse, or that uses a function or type this CEL implementation lacks (Kubernetes'
-//! `isCIDR`, `quantity`, `url`...) is skipped and noted for `-v`.
+//! `isCIDR`, `quantity`, `url`...) is skipped and noted for `-v`. One evaluation error is a
+//! finding: a rule that reads a field the object does not set. The API server rejects such an
+//! object ("rule evaluation error: no such key"), and CEL's `||`/`&&` absorb the error wherever
+//! the result does not depend on it, so the error is the API server's too.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -94,21 +97,23 @@ impl Rules {
         }
     }
 
-    /// The rules that evaluate to `false` on `instance`.
-    fn failing<'a>(&'a self, instance: &Value) -> impl Iterator<Item = &'a Rule> + 'a {
+    /// The rules that evaluate to `false` on `instance`, or fail on a field it does not set
+    /// (with that field).
+    fn failing<'a>(&'a self, instance: &Value) -> impl Iterator<Item = (&'a Rule, Option<String>)> + 'a {
         let this = to_cel(instance);
-        self.rules.iter().filter(move |rule| {
+        self.rules.iter().filter_map(move |rule| {
             let mut ctx = Context::with_env(self.env.clone());
             ctx.add_variable_from_value("self", this.clone());
             match rule.program.execute(&ctx) {
-                Ok(cel::Value::Bool(ok)) => !ok,
+                Ok(cel::Value::Bool(ok)) => (!ok).then_some((rule, None)),
                 Ok(other) => {
                     self.notes.skip(&rule.source, format!("gave {other:?}, not a boolean"));
-                    false
+                    None
                 }
+                Err(cel::ExecutionError::NoSuchKey(key)) => Some((rule, Some(key.to_string()))),
                 Err(e) => {
                     self.notes.skip(&rule.source, e.to_string());
-                    false
+                    None
                 }
             }
         })
@@ -118,7 +123,7 @@ impl Rules {
 impl<'i> Keyword<'i> for Rules {
     fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
         match self.failing(instance).next() {
-            Some(rule) => Err(error(rule)),
+            Some((rule, absent)) => Err(error(rule, absent)),
             None => Ok(()),
         }
     }
@@ -128,16 +133,20 @@ impl<'i> Keyword<'i> for Rules {
     }
 
     fn iter_errors(&self, instance: &'i Value) -> Box<dyn Iterator<Item = ValidationError<'i>> + 'i> {
-        let errors: Vec<_> = self.failing(instance).map(error).collect();
+        let errors: Vec<_> = self
+            .failing(instance)
+            .map(|(rule, absent)| error(rule, absent))
+            .collect();
         Box::new(errors.into_iter())
     }
 }
 
-fn error(rule: &Rule) -> ValidationError<'static> {
+fn error(rule: &Rule, absent: Option<String>) -> ValidationError<'static> {
     CustomError {
         message: rule.message.clone(),
         rule: Some(rule.source.clone()),
         field_path: rule.field_path.clone(),
+        absent,
     }
     .into_error()
 }
@@ -196,6 +205,15 @@ mod tests {
         let all = notes.all();
         assert_eq!(all.len(), 1, "{all:?}");
         assert!(all[0].contains("isCIDR"), "{all:?}");
+    }
+
+    #[test]
+    fn a_rule_reading_an_absent_field_fails_unless_the_result_does_not_depend_on_it() {
+        let (r, notes) = rules(json!([{"rule": "self.ipv4Config != null || self.ipv6Config != null"}]));
+        assert!(r.is_valid(&json!({"ipv4Config": {}})));
+        assert!(r.is_valid(&json!({"ipv6Config": {}})));
+        assert!(!r.is_valid(&json!({})));
+        assert!(notes.all().is_empty(), "{:?}", notes.all());
     }
 
     #[test]

@@ -341,6 +341,8 @@ pub struct CustomError {
     pub rule: Option<String>,
     /// A path below the node (`.spec.x` or `[2]`), when the error is about a child.
     pub field_path: Option<String>,
+    /// The field a CEL rule read but the object does not set.
+    pub absent: Option<String>,
 }
 
 impl CustomError {
@@ -394,6 +396,7 @@ impl ListType {
                     message: format!("duplicate entry ({key}); the first is item {first}"),
                     rule: None,
                     field_path: Some(format!("[{i}]")),
+                    absent: None,
                 });
             }
         }
@@ -570,9 +573,15 @@ fn finding(o: &Object, e: &ValidationError<'_>, converted: &Value, origin: &str)
                     .field_path
                     .as_deref()
                     .map_or_else(|| path.clone(), |fp| below(&path, fp));
-                let (check, hint) = match &c.rule {
-                    Some(rule) => (Check::Cel, format!("{origin} states the rule `{rule}`")),
-                    None => (Check::Schema, format!("{origin} lists it as unique")),
+                let (check, hint) = match (&c.rule, &c.absent) {
+                    (Some(rule), Some(key)) => (
+                        Check::Cel,
+                        format!(
+                            "{origin} states the rule `{rule}`, which reads `{key}`; the object does not set it, so the API server rejects it (\"no such key\")"
+                        ),
+                    ),
+                    (Some(rule), None) => (Check::Cel, format!("{origin} states the rule `{rule}`")),
+                    (None, _) => (Check::Schema, format!("{origin} lists it as unique")),
                 };
                 (check, field, c.message, hint)
             }

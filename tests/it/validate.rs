@@ -641,3 +641,33 @@ fn a_provider_release_outside_the_table_is_a_warning_that_does_not_fail() {
     );
     assert!(human.stderr.contains("\nok: 1 warning(s) in "), "{}", human.stderr);
 }
+
+#[test]
+fn a_cel_rule_reading_an_absent_field_fails_as_on_the_api_server() {
+    let Some(crds) = crds_dir() else { return };
+    let repo = rendered();
+    // CAPMOX v1alpha2: `self.ipv4Config != null || self.ipv6Config != null` errors with "no such
+    // key" when neither is set, and the API server rejects the object.
+    let path = resolve(&repo, "overlays/tenants/globex/proxmoxcluster-globex.yaml");
+    let text = repo.read(&path);
+    let start = text.find("  ipv4Config:\n").expect("an ipv4Config");
+    let end = text.find("  credentialsRef:\n").expect("credentialsRef after it");
+    repo.write(&path, &format!("{}{}", &text[..start], &text[end..]));
+    let run = validate(&repo, &crds, &["--format", "json"]);
+    assert_eq!(
+        (run.code, findings(&run)),
+        (
+            1,
+            vec![format!(
+                "error cel {} ProxmoxCluster globex/globex: at least one ip config must be set, either ipv4Config or ipv6Config",
+                line_of(&repo, &path, "externalManagedControlPlane")
+            )]
+        )
+    );
+    assert!(
+        run.stdout
+            .contains("which reads `ipv6Config`; the object does not set it"),
+        "{}",
+        run.stdout
+    );
+}
