@@ -35,8 +35,10 @@ const INFRA: &str = "infrastructure.cluster.x-k8s.io";
 const CP: &str = "controlplane.cluster.x-k8s.io";
 const BOOTSTRAP: &str = "bootstrap.cluster.x-k8s.io";
 
-/// Known releases. Cluster API moved to the v1beta2 contract in v1.11; Kamaji's control plane
-/// provider in v0.20 (API `v1alpha2`); CAPMOX in v0.8 (API `v1alpha2`); CAPH v1.x speaks v1beta1.
+/// Known releases, from each provider's `metadata.yaml` (`releaseSeries`). Cluster API moved to
+/// the v1beta2 contract in v1.11; Kamaji's control plane provider in v0.20 (API `v1alpha2`);
+/// CAPMOX in v0.8 (API `v1alpha2`), CAPK in v0.11, metal-stack in v0.8; CAPH, CAPX, CAPP and
+/// CAPA speak v1beta1 in the releases listed.
 pub const RELEASES: &[Series] = &[
     series(
         "CoreProvider",
@@ -128,6 +130,76 @@ pub const RELEASES: &[Series] = &[
         "H",
         &["v1beta1"],
     ),
+    series(
+        "InfrastructureProvider",
+        "kubevirt",
+        0,
+        1..=10,
+        Contract::V1beta1,
+        INFRA,
+        "Kubevirt",
+        &["v1alpha1"],
+    ),
+    series(
+        "InfrastructureProvider",
+        "kubevirt",
+        0,
+        11..=11,
+        Contract::V1beta2,
+        INFRA,
+        "Kubevirt",
+        &["v1alpha1"],
+    ),
+    series(
+        "InfrastructureProvider",
+        "nutanix",
+        1,
+        0..=10,
+        Contract::V1beta1,
+        INFRA,
+        "Nutanix",
+        &["v1beta1"],
+    ),
+    series(
+        "InfrastructureProvider",
+        "metal-stack",
+        0,
+        1..=7,
+        Contract::V1beta1,
+        INFRA,
+        "MetalStack",
+        &["v1alpha1"],
+    ),
+    series(
+        "InfrastructureProvider",
+        "metal-stack",
+        0,
+        8..=8,
+        Contract::V1beta2,
+        INFRA,
+        "MetalStack",
+        &["v1alpha1"],
+    ),
+    series(
+        "InfrastructureProvider",
+        "packet",
+        0,
+        5..=9,
+        Contract::V1beta1,
+        INFRA,
+        "Packet",
+        &["v1beta1"],
+    ),
+    series(
+        "InfrastructureProvider",
+        "aws",
+        2,
+        0..=11,
+        Contract::V1beta1,
+        INFRA,
+        "AWS",
+        &["v1beta2"],
+    ),
 ];
 
 #[expect(clippy::too_many_arguments, reason = "a table row")]
@@ -211,7 +283,18 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         }
         let Some(version) = o.str("spec.version") else { continue };
         match lookup(&o.kind, &o.name, version) {
-            Release::Untracked => {}
+            // Core, bootstrap and control plane providers other than the ones kaas-gitops renders
+            // are the platform team's own business; an infrastructure provider is a tenant's.
+            Release::Untracked if o.kind != "InfrastructureProvider" => {}
+            Release::Untracked => out.push(
+                warning(
+                    Check::Contract,
+                    o,
+                    "metadata.name",
+                    format!("infrastructure provider `{}` is not in the table of known releases; its Cluster API contract was not checked", o.name),
+                )
+                .with_hint("check the provider's metadata.yaml (`releaseSeries`) against `spec.clusterApi.contract`"),
+            ),
             Release::Unknown => out.push(
                 warning(
                     Check::Contract,

@@ -95,9 +95,17 @@ impl Object {
         self.source.get().locate_key(field)
     }
 
-    /// The value at a dotted path of plain keys (`spec.chart.spec.sourceRef`).
+    /// The value at a dotted path (`spec.chart.spec.sourceRef`, `spec.workers.items[0].ref`).
     pub fn get(&self, path: &str) -> Option<&Value> {
-        path.split('.').try_fold(&self.value, |v, k| v.get(k))
+        path.split('.').try_fold(&self.value, |v, segment| {
+            let mut parts = segment.split('[');
+            let key = parts.next().unwrap_or_default();
+            let mut v = if key.is_empty() { v } else { v.get(key)? };
+            for index in parts {
+                v = v.get(index.trim_end_matches(']').parse::<usize>().ok()?)?;
+            }
+            Some(v)
+        })
     }
 
     /// The string at a dotted path.

@@ -62,6 +62,14 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
                 for field in ["spec.controlPlaneRef", "spec.infrastructureRef"] {
                     out.extend(object_ref(&index, o, field));
                 }
+                out.extend(class_ref(&index, o));
+            }
+            ("cluster.x-k8s.io", "ClusterClass") => {
+                let mut refs = Vec::new();
+                template_refs(&o.value, "", &mut refs);
+                for field in refs {
+                    out.extend(object_ref(&index, o, &field));
+                }
             }
             ("cluster.x-k8s.io", "MachineDeployment") => {
                 out.extend(cluster_name(&index, o));
@@ -138,6 +146,62 @@ fn object_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
         )
         .with_hint("add that object or fix the reference; Cluster API waits forever on a missing one"),
     )
+}
+
+/// A managed topology's `spec.topology.classRef` names a ClusterClass (v1beta2; v1beta1 names it
+/// in `spec.topology.class`, in the Cluster's namespace).
+fn class_ref(index: &Index<'_>, o: &Object) -> Option<Finding> {
+    let (field, name, namespace) = match (o.str("spec.topology.classRef.name"), o.str("spec.topology.class")) {
+        (Some(n), _) => (
+            "spec.topology.classRef.name",
+            n,
+            o.str("spec.topology.classRef.namespace"),
+        ),
+        (None, Some(n)) => ("spec.topology.class", n, o.str("spec.topology.classNamespace")),
+        (None, None) => return None,
+    };
+    let namespace = namespace.or(o.namespace.as_deref());
+    if index.get("cluster.x-k8s.io", "ClusterClass", namespace, name).is_some() {
+        return None;
+    }
+    Some(
+        error(
+            Check::Fleet,
+            o,
+            field,
+            format!(
+                "the topology names ClusterClass `{}/{name}`, which is not in the fleet",
+                namespace.unwrap_or("default")
+            ),
+        )
+        .with_hint("the platform layer renders the ClusterClasses kaas.yaml defines; check the class name"),
+    )
+}
+
+/// Paths of every `templateRef` in a ClusterClass.
+fn template_refs(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if k == "templateRef" {
+                    out.push(p);
+                } else {
+                    template_refs(child, &p, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                template_refs(item, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `spec.clusterName` names a Cluster in the namespace.
@@ -571,6 +635,7 @@ fn versions(index: &Index<'_>, fleet: &Fleet, platform: Option<&Platform>) -> Ve
         let field = match (o.group(), o.kind.as_str()) {
             ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.version",
             ("cluster.x-k8s.io", "MachineDeployment") => "spec.template.spec.version",
+            ("cluster.x-k8s.io", "Cluster") => "spec.topology.version",
             _ => continue,
         };
         let Some(text) = o.str(field) else { continue };
