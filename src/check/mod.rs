@@ -11,8 +11,10 @@ mod builtin;
 mod cel;
 pub mod contracts;
 pub mod crd;
+mod datastores;
 mod fleet;
 pub mod kustomize;
+mod labels;
 mod refs;
 mod schema;
 

@@ -8,12 +8,11 @@ use serde_json::Value;
 
 use crate::check::fleet::is_cluster_scoped;
 use crate::check::{Check, Finding, Fleet, Object, error, warning};
+use crate::check::{datastores, labels};
 use crate::model::{KubeVersion, Platform};
 
 /// Helm's limit on release names.
 const MAX_RELEASE: usize = 53;
-/// Kubernetes' limit on label values and on the name part of label keys.
-const MAX_LABEL: usize = 63;
 /// The kubelet may be this many minors older than the API server.
 const KUBELET_SKEW: u32 = 3;
 
@@ -45,7 +44,7 @@ fn key(o: &Object) -> (&str, &str, Option<&str>, &str) {
 }
 
 /// `file:line` of a field, for messages that point at a second place.
-fn place(o: &Object, field: &str) -> String {
+pub(super) fn place(o: &Object, field: &str) -> String {
     match o.locate(field) {
         Some(l) => format!("{}:{}", l.path, l.line),
         None => o.file.clone(),
@@ -89,9 +88,9 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
             ("kustomize.toolkit.fluxcd.io", "Kustomization") => out.extend(flux_kustomization(&index, fleet, o)),
             _ => {}
         }
-        out.extend(labels(o));
+        out.extend(labels::check(o));
     }
-    out.extend(datastores(fleet, platform));
+    out.extend(datastores::check(fleet, platform));
     out.extend(vips(fleet));
     out.extend(versions(&index, fleet, platform));
     out
@@ -336,263 +335,6 @@ fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Object) -> Vec<Findi
     out
 }
 
-/// Label keys and values (`metadata.labels` at any depth and every `matchLabels`) as the API
-/// server validates them. Helm values are the chart's business and are skipped.
-fn labels(o: &Object) -> Vec<Finding> {
-    let mut out = Vec::new();
-    walk_labels(o, &o.value, "", &mut out);
-    out
-}
-
-fn walk_labels(o: &Object, v: &Value, path: &str, out: &mut Vec<Finding>) {
-    match v {
-        Value::Object(m) => {
-            for (k, child) in m {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                if o.kind == "HelmRelease" && p == "spec.values" {
-                    continue;
-                }
-                let is_labels = k == "matchLabels" || (k == "labels" && path.ends_with("metadata"));
-                if is_labels && let Value::Object(labels) = child {
-                    for (lk, lv) in labels {
-                        let field = format!("{p}.{lk}");
-                        if let Some(why) = label_key_problem(lk) {
-                            out.push(
-                                error(Check::Fleet, o, &field, format!("label key `{lk}` is invalid: {why}"))
-                                    .with_hint("a key is an optional DNS-subdomain prefix and `/`, then at most 63 of [A-Za-z0-9-_.], alphanumeric at both ends"),
-                            );
-                        }
-                        if let Some(text) = lv.as_str()
-                            && let Some(why) = label_value_problem(text)
-                        {
-                            out.push(
-                                error(Check::Fleet, o, &field, format!("label value of `{lk}` is invalid: {why}"))
-                                    .with_hint("a value is empty or at most 63 of [A-Za-z0-9-_.], alphanumeric at both ends; put longer text in an annotation"),
-                            );
-                        }
-                    }
-                    continue;
-                }
-                walk_labels(o, child, &p, out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                walk_labels(o, item, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn label_name_problem(s: &str) -> Option<String> {
-    if s.len() > MAX_LABEL {
-        return Some(format!("{} characters long, the limit is {MAX_LABEL}", s.len()));
-    }
-    let ok_inner = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let ok_ends = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    (!(ok_inner && ok_ends))
-        .then(|| "it must be alphanumeric at both ends with only `-`, `_` and `.` inside".to_string())
-}
-
-fn label_key_problem(key: &str) -> Option<String> {
-    let (prefix, name) = key.rsplit_once('/').map_or((None, key), |(p, n)| (Some(p), n));
-    if let Some(p) = prefix {
-        let dns = p.len() <= 253
-            && !p.is_empty()
-            && p.split('.').all(|l| {
-                !l.is_empty()
-                    && l.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                    && !l.starts_with('-')
-                    && !l.ends_with('-')
-            });
-        if !dns {
-            return Some(format!("the prefix `{p}` is no DNS subdomain"));
-        }
-    }
-    if name.is_empty() {
-        return Some("the name part is empty".into());
-    }
-    label_name_problem(name)
-}
-
-fn label_value_problem(value: &str) -> Option<String> {
-    if value.is_empty() {
-        return None;
-    }
-    label_name_problem(value)
-}
-
-/// Who creates a DataStore, and at which field.
-struct Creator<'a> {
-    name: String,
-    object: &'a Object,
-    field: String,
-}
-
-/// The DataStores the fleet creates: DataStore objects, kamaji-etcd releases, and the kamaji
-/// release's bundled kamaji-etcd (see shared/charts/FACTS.md for the values these read).
-fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
-    let mut out = Vec::new();
-    for o in &fleet.objects {
-        match (o.group(), o.kind.as_str()) {
-            ("kamaji.clastix.io", "DataStore") => out.push(Creator {
-                name: o.name.clone(),
-                object: o,
-                field: "metadata.name".into(),
-            }),
-            ("helm.toolkit.fluxcd.io", "HelmRelease") => match o.str("spec.chart.spec.chart") {
-                Some("kamaji-etcd") => {
-                    let values = o.get("spec.values").cloned().unwrap_or(Value::Null);
-                    if let Some(name) = etcd_datastore(&values, &helm_release_name(o)) {
-                        out.push(Creator {
-                            name,
-                            object: o,
-                            field: "spec.values.datastore.name".into(),
-                        });
-                    }
-                }
-                Some("kamaji") => {
-                    let sub = o.get("spec.values").map_or(Value::Null, |v| v["kamaji-etcd"].clone());
-                    if sub["deploy"].as_bool() != Some(false) && sub["datastore"]["enabled"].as_bool() != Some(false) {
-                        let name = sub["datastore"]["name"]
-                            .as_str()
-                            .filter(|n| !n.is_empty())
-                            .unwrap_or("default");
-                        out.push(Creator {
-                            name: name.to_string(),
-                            object: o,
-                            field: "spec.values.kamaji-etcd.datastore.name".into(),
-                        });
-                    }
-                }
-                _ => {}
-            },
-            _ => {}
-        }
-    }
-    out
-}
-
-fn helm_release_name(o: &Object) -> String {
-    o.str("spec.releaseName").map_or_else(
-        || match o.str("spec.targetNamespace") {
-            Some(ns) => format!("{ns}-{}", o.name),
-            None => o.name.clone(),
-        },
-        str::to_string,
-    )
-}
-
-/// The DataStore a kamaji-etcd release creates: `datastore.name`, else the chart's full name.
-fn etcd_datastore(values: &Value, release: &str) -> Option<String> {
-    if values["datastore"]["enabled"].as_bool() == Some(false) {
-        return None;
-    }
-    if let Some(n) = values["datastore"]["name"].as_str().filter(|n| !n.is_empty()) {
-        return Some(n.to_string());
-    }
-    if let Some(n) = values["fullnameOverride"].as_str().filter(|n| !n.is_empty()) {
-        return Some(n.to_string());
-    }
-    Some(if release.contains("kamaji-etcd") {
-        release.to_string()
-    } else {
-        format!("{release}-kamaji-etcd")
-    })
-}
-
-/// DataStore names are cluster-wide: created once, and every control plane names one that exists.
-fn datastores(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let created = creators(fleet);
-    let mut first: BTreeMap<&str, &Creator<'_>> = BTreeMap::new();
-    for c in &created {
-        match first.get(c.name.as_str()) {
-            Some(f) if c.object.rendered => out.push(
-                error(
-                    Check::Fleet,
-                    c.object,
-                    &c.field,
-                    format!(
-                        "DataStore `{}` is also created by {} at {}",
-                        c.name,
-                        f.object.id(),
-                        place(f.object, &f.field)
-                    ),
-                )
-                .with_hint(
-                    "DataStores are cluster-scoped: two creators fight over one object; give each a unique name",
-                ),
-            ),
-            Some(_) => {}
-            None => {
-                first.insert(&c.name, c);
-            }
-        }
-    }
-    let declared: Vec<&str> = platform
-        .map(|p| p.data_stores.iter().map(String::as_str).collect())
-        .unwrap_or_default();
-    let exists = |name: &str| first.contains_key(name) || declared.contains(&name);
-    let known = || {
-        let mut all: Vec<&str> = first.keys().copied().chain(declared.iter().copied()).collect();
-        all.sort_unstable();
-        all.dedup();
-        all.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-    };
-    let default = fleet
-        .rendered()
-        .find(|o| o.kind == "HelmRelease" && o.str("spec.chart.spec.chart") == Some("kamaji"));
-    if let Some(k) = default {
-        let name = k.str("spec.values.defaultDatastoreName").unwrap_or("default");
-        if !exists(name) {
-            out.push(
-                error(
-                    Check::Fleet,
-                    k,
-                    "spec.values.defaultDatastoreName",
-                    format!("the default DataStore `{name}` is created by nothing in the fleet"),
-                )
-                .with_hint(format!(
-                    "known DataStores: {}; or declare it in kaas.yaml `spec.dataStores`",
-                    known()
-                )),
-            );
-        }
-    }
-    for o in fleet.rendered() {
-        let field = match (o.group(), o.kind.as_str()) {
-            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.dataStoreName",
-            ("kamaji.clastix.io", "TenantControlPlane") => "spec.dataStore",
-            _ => continue,
-        };
-        let name = match o.str(field).filter(|n| !n.is_empty()) {
-            Some(n) => n,
-            // Without a name Kamaji uses its default DataStore, checked above.
-            None => continue,
-        };
-        if !exists(name) {
-            out.push(
-                error(Check::Fleet, o, field, format!("`{field}` names DataStore `{name}`, which nothing in the fleet creates"))
-                    .with_hint(format!(
-                        "known DataStores: {}; a dedicated datastore comes from a kamaji-etcd HelmRelease, a shared one must be declared in kaas.yaml `spec.dataStores`",
-                        known()
-                    )),
-            );
-        }
-    }
-    out
-}
-
 /// Two control planes on one address: the second never becomes reachable.
 fn vips(fleet: &Fleet) -> Vec<Finding> {
     let mut seen: BTreeMap<&str, (&Object, &str)> = BTreeMap::new();
@@ -710,35 +452,4 @@ fn control_plane_version(index: &Index<'_>, md: &Object) -> Option<KubeVersion> 
         r["name"].as_str()?,
     )?;
     KubeVersion::parse(cp.str("spec.version")?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_syntax_follows_kubernetes() {
-        assert_eq!(label_key_problem("app.kubernetes.io/managed-by"), None);
-        assert_eq!(label_key_problem("node-role.kubernetes.io/node"), None);
-        assert!(label_key_problem("Bad_Prefix/x").is_some());
-        assert!(label_key_problem("-x").is_some());
-        assert_eq!(label_value_problem(""), None);
-        assert_eq!(label_value_problem("on"), None);
-        assert!(label_value_problem(&"a".repeat(64)).is_some());
-        assert!(label_value_problem("a b").is_some());
-    }
-
-    #[test]
-    fn kamaji_etcd_names_its_datastore_like_the_chart() {
-        let v = serde_json::json!({"datastore": {"enabled": true, "name": "x"}});
-        assert_eq!(etcd_datastore(&v, "r").as_deref(), Some("x"));
-        let v = serde_json::json!({"fullnameOverride": "acme-etcd"});
-        assert_eq!(etcd_datastore(&v, "r").as_deref(), Some("acme-etcd"));
-        assert_eq!(
-            etcd_datastore(&Value::Null, "acme").as_deref(),
-            Some("acme-kamaji-etcd")
-        );
-        let v = serde_json::json!({"datastore": {"enabled": false}});
-        assert_eq!(etcd_datastore(&v, "r"), None);
-    }
 }
