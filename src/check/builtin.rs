@@ -4,6 +4,30 @@
 
 use serde_json::{Value, json};
 
+/// The Kubernetes kinds with a built-in schema (for messages).
+pub const KINDS: [&str; 14] = [
+    "Namespace",
+    "ResourceQuota",
+    "LimitRange",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "PersistentVolumeClaim",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "NetworkPolicy",
+    "Job",
+    "CronJob",
+];
+
+/// API groups served by Kubernetes itself (no CRD defines their kinds).
+pub fn is_core_group(group: &str) -> bool {
+    matches!(group, "" | "apps" | "batch" | "policy" | "autoscaling")
+        || (group.ends_with(".k8s.io") && !group.ends_with("x-k8s.io"))
+}
+
 /// `metadata` of every object: what the API server accepts from a manifest.
 pub fn object_meta() -> Value {
     json!({
@@ -81,6 +105,30 @@ pub fn schema(group: &str, version: &str, kind: &str) -> Option<Value> {
             }}},
         }),
         ("networking.k8s.io", "v1", "NetworkPolicy") => json!({"spec": network_policy_spec()}),
+        ("", "v1", "PersistentVolumeClaim") => json!({"spec": {"type": "object", "properties": {
+            "accessModes": {"type": "array", "items": {"type": "string",
+                "enum": ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]}},
+            "resources": {"type": "object", "properties": {"requests": quantities(), "limits": quantities()}},
+            "storageClassName": {"type": "string"},
+            "volumeMode": {"type": "string", "enum": ["Filesystem", "Block"]},
+            "volumeName": {"type": "string"},
+            "volumeAttributesClassName": {"type": "string"},
+            "selector": label_selector(),
+            "dataSource": open(), "dataSourceRef": open(),
+        }}}),
+        ("batch", "v1", "Job") => json!({"spec": job_spec()}),
+        ("batch", "v1", "CronJob") => {
+            json!({"spec": {"type": "object", "required": ["schedule", "jobTemplate"], "properties": {
+                "schedule": {"type": "string", "minLength": 1},
+                "timeZone": {"type": "string"},
+                "concurrencyPolicy": {"type": "string", "enum": ["Allow", "Forbid", "Replace"]},
+                "startingDeadlineSeconds": {"type": "integer", "minimum": 0},
+                "successfulJobsHistoryLimit": {"type": "integer", "minimum": 0},
+                "failedJobsHistoryLimit": {"type": "integer", "minimum": 0},
+                "suspend": {"type": "boolean"},
+                "jobTemplate": {"type": "object", "properties": {"metadata": template_meta(), "spec": job_spec()}},
+            }}})
+        }
         _ => return None,
     };
     let mut properties = body;
@@ -94,6 +142,135 @@ pub fn schema(group: &str, version: &str, kind: &str) -> Option<Value> {
         m.insert("metadata".into(), json!({"type": "object"}));
     }
     Some(json!({"type": "object", "required": required, "properties": properties}))
+}
+
+/// A field whose content is not checked (a whole API type the fleet does not use in detail).
+fn open() -> Value {
+    json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+}
+
+/// `metadata` of an embedded template.
+fn template_meta() -> Value {
+    json!({"type": "object", "properties": {
+        "name": {"type": "string"}, "labels": string_map(), "annotations": string_map(),
+    }})
+}
+
+fn job_spec() -> Value {
+    json!({"type": "object", "required": ["template"], "properties": {
+        "template": {"type": "object", "properties": {"metadata": template_meta(), "spec": pod_spec()}},
+        "activeDeadlineSeconds": {"type": "integer", "minimum": 1},
+        "backoffLimit": {"type": "integer", "minimum": 0},
+        "backoffLimitPerIndex": {"type": "integer"},
+        "maxFailedIndexes": {"type": "integer"},
+        "completions": {"type": "integer"},
+        "parallelism": {"type": "integer"},
+        "completionMode": {"type": "string", "enum": ["NonIndexed", "Indexed"]},
+        "ttlSecondsAfterFinished": {"type": "integer", "minimum": 0},
+        "suspend": {"type": "boolean"},
+        "manualSelector": {"type": "boolean"},
+        "selector": label_selector(),
+        "podFailurePolicy": open(), "successPolicy": open(),
+        "podReplacementPolicy": {"type": "string"},
+    }})
+}
+
+/// The pod fields a rendered workload uses, with the rest of `PodSpec` left open.
+fn pod_spec() -> Value {
+    let volume = json!({"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string"},
+        "secret": {"type": "object", "properties": {
+            "secretName": {"type": "string"}, "items": key_paths(), "defaultMode": {"type": "integer"},
+            "optional": {"type": "boolean"},
+        }},
+        "configMap": {"type": "object", "properties": {
+            "name": {"type": "string"}, "items": key_paths(), "defaultMode": {"type": "integer"},
+            "optional": {"type": "boolean"},
+        }},
+        "persistentVolumeClaim": {"type": "object", "required": ["claimName"], "properties": {
+            "claimName": {"type": "string"}, "readOnly": {"type": "boolean"},
+        }},
+        "emptyDir": {"type": "object", "properties": {
+            "medium": {"type": "string"}, "sizeLimit": {"x-kubernetes-int-or-string": true},
+        }},
+        "hostPath": {"type": "object", "required": ["path"], "properties": {
+            "path": {"type": "string"}, "type": {"type": "string"},
+        }},
+        "projected": open(), "downwardAPI": open(), "csi": open(), "ephemeral": open(), "image": open(),
+    }});
+    json!({"type": "object", "required": ["containers"], "properties": {
+        "containers": {"type": "array", "minItems": 1, "items": container()},
+        "initContainers": {"type": "array", "items": container()},
+        "volumes": {"type": "array", "items": volume},
+        "restartPolicy": {"type": "string", "enum": ["Always", "OnFailure", "Never"]},
+        "serviceAccountName": {"type": "string"},
+        "automountServiceAccountToken": {"type": "boolean"},
+        "nodeSelector": string_map(),
+        "nodeName": {"type": "string"},
+        "priorityClassName": {"type": "string"},
+        "terminationGracePeriodSeconds": {"type": "integer"},
+        "activeDeadlineSeconds": {"type": "integer"},
+        "hostNetwork": {"type": "boolean"},
+        "dnsPolicy": {"type": "string"},
+        "enableServiceLinks": {"type": "boolean"},
+        "runtimeClassName": {"type": "string"},
+        "schedulerName": {"type": "string"},
+        "hostname": {"type": "string"},
+        "subdomain": {"type": "string"},
+        "imagePullSecrets": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        "tolerations": {"type": "array", "items": open()},
+        "topologySpreadConstraints": {"type": "array", "items": open()},
+        "affinity": open(),
+        "securityContext": open(),
+        "dnsConfig": open(),
+    }})
+}
+
+fn key_paths() -> Value {
+    json!({"type": "array", "items": {"type": "object", "required": ["key", "path"], "properties": {
+        "key": {"type": "string"}, "path": {"type": "string"}, "mode": {"type": "integer"},
+    }}})
+}
+
+fn container() -> Value {
+    json!({"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "image": {"type": "string"},
+        "imagePullPolicy": {"type": "string", "enum": ["Always", "IfNotPresent", "Never"]},
+        "command": strings(),
+        "args": strings(),
+        "workingDir": {"type": "string"},
+        "env": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "value": {"type": "string"}, "valueFrom": open(),
+        }}},
+        "envFrom": {"type": "array", "items": open()},
+        "ports": {"type": "array", "items": {"type": "object", "required": ["containerPort"], "properties": {
+            "containerPort": {"type": "integer"}, "name": {"type": "string"},
+            "protocol": {"type": "string", "enum": ["TCP", "UDP", "SCTP"]},
+            "hostPort": {"type": "integer"}, "hostIP": {"type": "string"},
+        }}},
+        "volumeMounts": {"type": "array", "items": {"type": "object", "required": ["name", "mountPath"], "properties": {
+            "name": {"type": "string"}, "mountPath": {"type": "string"}, "readOnly": {"type": "boolean"},
+            "subPath": {"type": "string"}, "subPathExpr": {"type": "string"},
+            "mountPropagation": {"type": "string"}, "recursiveReadOnly": {"type": "string"},
+        }}},
+        "resources": {"type": "object", "properties": {"requests": quantities(), "limits": quantities(), "claims": {"type": "array", "items": open()}}},
+        "securityContext": {"type": "object", "properties": {
+            "allowPrivilegeEscalation": {"type": "boolean"},
+            "readOnlyRootFilesystem": {"type": "boolean"},
+            "privileged": {"type": "boolean"},
+            "runAsNonRoot": {"type": "boolean"},
+            "runAsUser": {"type": "integer"},
+            "runAsGroup": {"type": "integer"},
+            "procMount": {"type": "string"},
+            "capabilities": {"type": "object", "properties": {"add": strings(), "drop": strings()}},
+            "seccompProfile": open(), "appArmorProfile": open(), "seLinuxOptions": open(), "windowsOptions": open(),
+        }},
+        "livenessProbe": open(), "readinessProbe": open(), "startupProbe": open(), "lifecycle": open(),
+        "stdin": {"type": "boolean"}, "tty": {"type": "boolean"},
+        "terminationMessagePath": {"type": "string"}, "terminationMessagePolicy": {"type": "string"},
+        "restartPolicy": {"type": "string"},
+    }})
 }
 
 fn strings() -> Value {
@@ -168,6 +345,9 @@ mod tests {
             ("rbac.authorization.k8s.io", "v1", "Role"),
             ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
             ("", "v1", "ResourceQuota"),
+            ("", "v1", "ServiceAccount"),
+            ("", "v1", "PersistentVolumeClaim"),
+            ("batch", "v1", "CronJob"),
         ] {
             assert!(schema(g, v, k).is_some(), "{k}");
         }

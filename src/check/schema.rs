@@ -173,10 +173,13 @@ fn entry(catalog: &Catalog, api_version: &str, kind: &str, env: &Arc<::cel::Env>
                     ),
                 };
             }
-            Lookup::NoCrd if group.is_empty() || group.ends_with(".k8s.io") && !group.ends_with("x-k8s.io") => {
+            Lookup::NoCrd if builtin::is_core_group(group) => {
                 return Entry::Missing {
                     message: format!("`{kind}` `{api_version}` is a Kubernetes kind kaas-gitops has no schema for"),
-                    hint: "the fleet's core kinds are Namespace, ResourceQuota, LimitRange, ConfigMap, Secret, ServiceAccount, Role(Binding), ClusterRole(Binding) and NetworkPolicy; check `apiVersion` and `kind`".into(),
+                    hint: format!(
+                        "kaas-gitops knows these Kubernetes kinds, in their current API versions: {}; check `apiVersion` and `kind`",
+                        builtin::KINDS.join(", ")
+                    ),
                 };
             }
             Lookup::NoCrd => {
