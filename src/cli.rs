@@ -27,6 +27,11 @@ pub struct Cli {
     /// Colour in messages: auto (on a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
+    /// Seconds that `render`, `pin` and `pr` wait for another kaas-gitops run on the same
+    /// repository to finish before giving up (exit 2). Only one run writes at a time.
+    #[arg(long, global = true, value_name = "SECONDS", env = "KAAS_LOCK_TIMEOUT", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub lock_timeout: u64,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -12,6 +12,7 @@ pub mod lock;
 pub mod model;
 pub mod pin;
 pub mod render;
+pub mod repo_lock;
 pub mod spec;
 pub mod tree;
 pub mod validate;

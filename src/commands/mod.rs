@@ -16,9 +16,12 @@ mod summary;
 mod validate;
 mod watch;
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::cli::{Cli, Command};
+use crate::repo_lock::{self, Guard};
 pub use printer::Printer;
 
 /// How a command ended (see `cli.md`).
@@ -45,6 +48,12 @@ impl From<ExitStatus> for ExitCode {
 /// Runs one command line.
 pub fn run(cli: Cli) -> ExitStatus {
     let printer = Printer::new(cli.quiet, cli.verbose, cli.color);
+    // Held until this function returns: the whole read -> plan -> write of a run is one step
+    // for every other kaas-gitops on this repository.
+    let _lock = match lock(&printer, &cli) {
+        Ok(guard) => guard,
+        Err(status) => return status,
+    };
     let result = match &cli.command {
         Command::Init(args) => init::run(&printer, args.dir.as_deref().unwrap_or(&cli.repo)),
         Command::Render(args) => render::run(&printer, &cli.repo, args),
@@ -63,4 +72,38 @@ pub fn run(cli: Cli) -> ExitStatus {
             ExitStatus::Error
         }
     }
+}
+
+/// Takes the repository lock for the commands that write (issue 9). `render --check` and `diff`
+/// only read, so they never wait. A folder that is not a repository yet is left untouched: the
+/// command itself reports that.
+fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
+    let writes = match &cli.command {
+        Command::Render(args) => !args.check,
+        Command::Pin(_) | Command::Pr(_) => true,
+        Command::Init(_) | Command::Diff(_) | Command::Schema => false,
+    };
+    if !writes || !is_repository(&cli.repo) {
+        return Ok(None);
+    }
+    let timeout = Duration::from_secs(cli.lock_timeout);
+    let waiting = |pid: Option<u32>| {
+        let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        printer.status(&format!(
+            "waiting up to {} s for another kaas-gitops run{who} to finish",
+            timeout.as_secs()
+        ));
+    };
+    repo_lock::acquire_with(&cli.repo, timeout, waiting)
+        .map(Some)
+        .map_err(|e| {
+            let hint = e.hint();
+            printer.error_chain(&anyhow::Error::new(e));
+            printer.hint(&hint);
+            ExitStatus::Error
+        })
+}
+
+fn is_repository(repo: &Path) -> bool {
+    repo.join(inputs::PLATFORM_PATH).exists() || repo.join(".git").exists()
 }
