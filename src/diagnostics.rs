@@ -27,9 +27,12 @@ pub struct Location {
     pub column: usize,
     /// How many characters to underline (at least 1).
     pub len: usize,
-    /// The text of the line, for the caret display.
+    /// The text of the line, for the caret display (a window of it, when the line is long).
     #[serde(skip)]
     pub line_text: String,
+    /// The 1-based column of the caret in `line_text`.
+    #[serde(skip)]
+    pub text_column: usize,
 }
 
 /// One problem found in the input.
@@ -163,10 +166,11 @@ impl fmt::Display for Diagnostic {
                 writeln!(f, "{} | {line}", loc.line)?;
                 let before: String = line
                     .chars()
-                    .take(loc.column.saturating_sub(1))
+                    .take(loc.text_column.saturating_sub(1))
                     .map(|c| if c == '\t' { '\t' } else { ' ' })
                     .collect();
-                writeln!(f, "{pad} | {before}{}", "^".repeat(loc.len.max(1)))?;
+                let rest = line.chars().count().saturating_sub(before.chars().count());
+                writeln!(f, "{pad} | {before}{}", "^".repeat(loc.len.min(rest).max(1)))?;
                 pad
             }
             None => {

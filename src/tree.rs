@@ -87,6 +87,7 @@ impl Plan {
 /// does not contain are stale, except under a `keep` prefix (overlays known to be current).
 pub fn plan(repo: &Path, tree: &Tree, owned: &[String], keep: &[String]) -> Result<Plan> {
     let mut plan = Plan::default();
+    refuse_symlinked_dirs(repo, tree.keys().chain(owned))?;
     // Reads are independent; on a cold cache they overlap well across threads.
     let existing: Vec<Result<Option<Vec<u8>>>> = tree
         .par_iter()
@@ -103,6 +104,8 @@ pub fn plan(repo: &Path, tree: &Tree, owned: &[String], keep: &[String]) -> Resu
     for prefix in owned {
         list_files(repo, prefix.trim_end_matches('/'), keep, &mut on_disk)?;
     }
+    // `kaas.lock`'s temp file lives in the root, which no render owns as a whole.
+    on_disk.extend(root_leftovers(repo)?);
     for path in on_disk {
         if keep.iter().any(|k| path.starts_with(k.as_str()))
             && !path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK))
@@ -113,11 +116,67 @@ pub fn plan(repo: &Path, tree: &Tree, owned: &[String], keep: &[String]) -> Resu
         if path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK)) {
             plan.leftovers.push(path);
         } else if !tree.contains_key(&path) {
-            let old = fs_err::read(repo.join(&path))?;
+            let old = read_stale(&repo.join(&path))?;
             plan.deleted.push((path, old));
         }
     }
     Ok(plan)
+}
+
+/// The old bytes of a file about to be deleted, for the diff. Only a regular file is read: a
+/// symlink planted in an owned folder could point at `/dev/zero` or a FIFO (issue 9).
+fn read_stale(path: &Path) -> Result<Vec<u8>> {
+    let meta = fs_err::symlink_metadata(path)?;
+    if meta.is_file() {
+        Ok(fs_err::read(path)?)
+    } else {
+        Ok(format!("(not a regular file: {:?})\n", meta.file_type()).into_bytes())
+    }
+}
+
+/// Refuses to write through a symlinked folder: `overlays/tenants/acme -> /etc` would otherwise
+/// put a tenant's files outside the repository (issue 9). Checks each folder once.
+fn refuse_symlinked_dirs<'a>(repo: &Path, paths: impl Iterator<Item = &'a String>) -> Result<()> {
+    let mut checked: BTreeSet<&str> = BTreeSet::new();
+    for path in paths {
+        for (end, _) in path.match_indices('/') {
+            let dir = &path[..end];
+            if !checked.insert(dir) {
+                continue;
+            }
+            match std::fs::symlink_metadata(repo.join(dir)) {
+                Ok(m) if m.file_type().is_symlink() => anyhow::bail!(
+                    "`{}` is a symlink; kaas-gitops writes only into real folders of the repository",
+                    repo.join(dir).display()
+                ),
+                Ok(_) => {}
+                // Below a missing folder nothing exists yet: `apply` creates real folders.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) => return Err(e).with_context(|| format!("failed to inspect `{}`", repo.join(dir).display())),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Temp files a killed run left in the repository root (`kaas.lock`'s).
+fn root_leftovers(repo: &Path) -> Result<Vec<String>> {
+    let entries = match std::fs::read_dir(repo) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        other => other.with_context(|| format!("failed to list `{}`", repo.display()))?,
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let name = entry
+            .with_context(|| format!("failed to list `{}`", repo.display()))?
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if name.starts_with('.') && name.contains(TEMP_MARK) {
+            out.push(name);
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a file if it exists. `expected` lets a size mismatch skip reading the content.
@@ -208,9 +267,18 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
     if !targets.is_empty() {
         sync_filesystem(repo)?;
     }
-    // 3. Renames: each file switches atomically from old to new content.
-    targets
+    // 3. Renames: each file switches atomically from old to new content. Kustomizations and
+    //    Flux entries go last, after a second sync: an overlay's `kustomization.yaml` records
+    //    its input hash, and a later run trusts that hash only if the files it lists are
+    //    already the new ones; Flux entries point at overlays, which must be complete first.
+    let (first, last): (Vec<&PathBuf>, Vec<&PathBuf>) = targets.iter().partition(|t| !is_entry_point(repo, t));
+    first
         .par_iter()
+        .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
+    if !first.is_empty() && !last.is_empty() {
+        sync_filesystem(repo)?;
+    }
+    last.par_iter()
         .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
     let mut synced: BTreeSet<PathBuf> = dirs;
     for rel in &plan.leftovers {
@@ -238,6 +306,11 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
         Ok(())
     })?;
     Ok(())
+}
+
+/// A file other files depend on: a `kustomization.yaml` or anything under `flux/`.
+fn is_entry_point(repo: &Path, target: &Path) -> bool {
+    target.file_name().is_some_and(|n| n == "kustomization.yaml") || target.starts_with(repo.join("flux"))
 }
 
 /// One `syncfs` for the whole batch of temp files instead of one fsync per file.

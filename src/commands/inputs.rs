@@ -1,6 +1,7 @@
 //! Reads the files people write from disk: `kaas.yaml`, `tenants/*.yaml`, `kaas.lock` and
 //! whether `base/` folders exist. The only place the render pipeline reads inputs.
 
+use fs_err::os::unix::fs::OpenOptionsExt;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
@@ -39,7 +40,9 @@ pub struct Inputs {
 /// the files that kustomization lists (a missing or extra file means: render it again).
 fn overlay_hash(repo: &Path, name: &str) -> Option<String> {
     let dir = repo.join("overlays/tenants").join(name);
-    let text = std::fs::read_to_string(dir.join("kustomization.yaml")).ok()?;
+    // Bounded and regular files only: the overlay folder is the tool's, but a hostile commit could
+    // plant anything there.
+    let text = String::from_utf8(read_bounded(&dir.join("kustomization.yaml")).ok()?).ok()?;
     let hash = text
         .lines()
         .take(3)
@@ -61,9 +64,17 @@ fn overlay_hash(repo: &Path, name: &str) -> Option<String> {
     (present == listed).then_some(hash)
 }
 
-/// Reads at most one byte more than the limit, so a huge file costs no memory.
+/// Reads at most one byte more than the limit, so a huge file costs no memory. Only a regular
+/// file is read: opening is non-blocking, so a FIFO cannot hang the run, and a device such as
+/// `/dev/zero` is refused (issue 9).
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    let f = fs_err::File::open(path)?;
+    let f = fs_err::OpenOptions::new()
+        .read(true)
+        .custom_flags(i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).expect("O_NONBLOCK fits an i32"))
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        anyhow::bail!("`{}` is not a regular file", path.display());
+    }
     let mut buf = Vec::new();
     f.take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut buf)
@@ -86,6 +97,17 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
     let dir = repo.join("tenants");
     if dir.is_dir() {
         let repo_root = fs_err::canonicalize(repo)?;
+        let real_dir = fs_err::canonicalize(&dir)?;
+        if !real_dir.starts_with(&repo_root) {
+            return Ok(Err(vec![
+                Diagnostic::error(format!(
+                    "`tenants` is a symlink to `{}`, outside the repository",
+                    real_dir.display()
+                ))
+                .in_file("tenants")
+                .with_hint("tenant files must live in the repository; copy the folder in"),
+            ]));
+        }
         let mut names: Vec<String> = Vec::new();
         for entry in fs_err::read_dir(&dir)? {
             let entry = entry?;
@@ -126,6 +148,15 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
                     );
                     continue;
                 }
+            }
+            // Following the symlink (checked above to stay inside): a FIFO or a device is no spec.
+            if !fs_err::metadata(&path)?.is_file() {
+                problems.push(
+                    Diagnostic::error(format!("`{rel}` is not a regular file"))
+                        .in_file(rel.clone())
+                        .with_hint("a tenant file is a plain YAML file"),
+                );
+                continue;
             }
             tenants.push((rel, stem.to_string(), read_bounded(&path)?));
         }

@@ -68,6 +68,10 @@ pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>,
 fn pre_scan(source: &Source) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     for (i, line) in source.text.lines().enumerate() {
+        // Enough to act on; a file of a million tabs must not make a million diagnostics.
+        if problems.len() >= 50 {
+            break;
+        }
         let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
         if let Some(col) = indent.find('\t') {
             let pos = Pos {

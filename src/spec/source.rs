@@ -71,20 +71,29 @@ impl Source {
         (source, problems)
     }
 
-    /// A location in this file.
+    /// A location in this file. A long line is cut to a window around the column, so a hostile
+    /// one-line megabyte file prints (and holds) a short excerpt per diagnostic (issue 9).
     pub fn location(&self, pos: Pos) -> Location {
-        let line_text = self
-            .text
-            .lines()
-            .nth(pos.line.saturating_sub(1))
-            .unwrap_or("")
-            .to_string();
+        const SHOWN: usize = 120;
+        let full = self.text.lines().nth(pos.line.saturating_sub(1)).unwrap_or("");
+        let chars = full.chars().count();
+        let (line_text, text_column) = if chars <= SHOWN {
+            (full.to_string(), pos.column)
+        } else {
+            let start = pos.column.saturating_sub(1 + SHOWN / 2).min(chars - SHOWN);
+            let window: String = full.chars().skip(start).take(SHOWN).collect();
+            let prefix = if start > 0 { "…" } else { "" };
+            let suffix = if start + SHOWN < chars { "…" } else { "" };
+            let column = pos.column.saturating_sub(start) + prefix.chars().count();
+            (format!("{prefix}{window}{suffix}"), column)
+        };
         Location {
             path: self.path.clone(),
             line: pos.line,
             column: pos.column,
             len: pos.len,
             line_text,
+            text_column,
         }
     }
 
@@ -191,17 +200,28 @@ impl Indexer<'_> {
                 Ok(pair) => pair,
                 Err(e) => {
                     let marker = e.marker();
+                    // The parser's own guard against deep nesting fires before ours can (it
+                    // looks ahead); say it in the same words.
+                    let (message, hint) = if e.info().contains("recursion limit") {
+                        (
+                            format!("nesting deeper than {MAX_DEPTH} levels"),
+                            "no Tenant or Platform field nests this deep; check the indentation",
+                        )
+                    } else {
+                        (
+                            format!("invalid YAML: {}", e.info()),
+                            "check indentation and quoting on this line",
+                        )
+                    };
                     let pos = Pos {
                         line: marker.line().max(1),
                         column: marker.col() + 1,
                         len: 1,
                     };
                     let loc = indexer.source.location(pos);
-                    indexer.problems.push(
-                        Diagnostic::error(format!("invalid YAML: {}", e.info()))
-                            .at(Some(loc))
-                            .with_hint("check indentation and quoting on this line"),
-                    );
+                    indexer
+                        .problems
+                        .push(Diagnostic::error(message).at(Some(loc)).with_hint(hint));
                     break;
                 }
             };

@@ -5,6 +5,7 @@ mod common;
 mod crd_schema;
 mod errors;
 mod git;
+mod hostile;
 mod pin;
 mod providers;
 mod registry;
