@@ -62,7 +62,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
         Command::Validate(args) => validate::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(),
-        Command::Watch(args) => watch::run(&printer, &cli.repo, args),
+        Command::Watch(args) => watch::run(&printer, &cli.repo, args, Duration::from_secs(cli.lock_timeout)),
         Command::Backup(args) => backup::run(&printer, &cli.repo, args),
     };
     match result {
@@ -81,7 +81,10 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
     let writes = match &cli.command {
         Command::Render(args) => !args.check,
         Command::Pin(_) | Command::Pr(_) => true,
-        Command::Init(_) | Command::Diff(_) | Command::Schema => false,
+        // `watch` takes the lock around each render instead, so `pin` and `pr` can run while it
+        // waits for the next save.
+        // `backup restore-plan` only prints.
+        Command::Init(_) | Command::Diff(_) | Command::Schema | Command::Watch(_) | Command::Backup(_) => false,
     };
     if !writes || !is_repository(&cli.repo) {
         return Ok(None);

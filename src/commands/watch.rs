@@ -17,6 +17,7 @@ use crate::commands::pipeline::{self, ParseCache};
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, Printer, inputs};
 use crate::diagnostics;
+use crate::repo_lock;
 use crate::tree;
 use crate::watch::classify;
 
@@ -25,8 +26,9 @@ const DEBOUNCE: Duration = Duration::from_millis(50);
 /// The longest a burst may delay a render.
 const MAX_DELAY: Duration = Duration::from_millis(500);
 
-/// Runs `watch` until Ctrl-C (exit 0).
-pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs) -> Result<ExitStatus> {
+/// Runs `watch` until Ctrl-C (exit 0). Each render holds the repository lock (issue 9), waiting
+/// up to `lock_timeout` for another run.
+pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Duration) -> Result<ExitStatus> {
     let repo = fs_err::canonicalize(repo)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -48,7 +50,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs) -> Result<ExitStatu
     .context("failed to start the file watcher")?;
     watch_inputs(&mut watcher, &repo)?;
     let mut cache = ParseCache::default();
-    render_once(printer, &repo, args, &mut cache);
+    render_once(printer, &repo, args, lock_timeout, &mut cache);
     printer.status(&format!("watching {} for changes (Ctrl-C to stop)", repo.display()));
     while !stop.load(Ordering::SeqCst) {
         let first = match rx.recv_timeout(Duration::from_millis(200)) {
@@ -72,7 +74,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs) -> Result<ExitStatu
             // `tenants/` or `base/` may have been created: watch them too.
             watch_inputs(&mut watcher, &repo)?;
         }
-        render_once(printer, &repo, args, &mut cache);
+        render_once(printer, &repo, args, lock_timeout, &mut cache);
     }
     printer.status("stopped");
     Ok(ExitStatus::Success)
@@ -99,8 +101,23 @@ fn watch_inputs(watcher: &mut notify::RecommendedWatcher, repo: &Path) -> Result
 }
 
 /// One render; never fails the watcher: problems are printed and the next save tries again.
-fn render_once(printer: &Printer, repo: &Path, args: &WatchArgs, cache: &mut ParseCache) {
+fn render_once(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Duration, cache: &mut ParseCache) {
     let started = Instant::now();
+    let waiting = |pid: Option<u32>| {
+        let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        printer.status(&format!("watching: waiting for another kaas-gitops run{who} to finish"));
+    };
+    // Held for this render only: read, plan and write are one step for any other run.
+    let _lock = match repo_lock::acquire_with(repo, lock_timeout, waiting) {
+        Ok(guard) => guard,
+        Err(e) => {
+            let hint = e.hint();
+            printer.error_chain(&anyhow::Error::new(e));
+            printer.hint(&hint);
+            printer.status("watching: this change was not rendered; it runs again on the next change");
+            return;
+        }
+    };
     match try_render(printer, repo, args, cache, started) {
         Ok(()) => {}
         Err(e) => {

@@ -5,7 +5,7 @@ pub mod backup;
 mod flux;
 pub mod images;
 pub mod node;
-mod platform;
+pub(crate) mod platform;
 mod providers;
 mod tenant;
 mod topology;
@@ -133,7 +133,9 @@ fn add_dir(tree: &mut Tree, d: &Dir<'_>, objects: Vec<Object>) {
         let file = obj.file_name();
         let path = format!("{dir}/{file}");
         let previous = tree.insert(path.clone(), yaml::document(input, &obj.body));
-        debug_assert!(previous.is_none(), "two objects render to {path}");
+        // Validation rules out two objects with one file name; never let one silently replace
+        // the other in a release build (issue 9).
+        assert!(previous.is_none(), "two objects render to {path}");
         resources.push(file);
     }
     resources.sort();

@@ -1,9 +1,11 @@
 //! `kaas.yaml` -> `model::Platform`, collecting every problem.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{Chart, ImageSpec, KubeVersion, Platform, Provider, TagPolicy};
+use crate::render::platform::repository_name;
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, PlatformFile};
 use crate::spec::source::Source;
@@ -77,6 +79,16 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         "spec.clusterAutoscaler.chart",
         "cluster-autoscaler",
         &spec.cluster_autoscaler.chart,
+        &mut errs,
+    );
+
+    repository_names(
+        src,
+        [
+            ("spec.kamaji.chart", &kamaji_chart),
+            ("spec.kamajiEtcd.chart", &etcd_chart),
+            ("spec.clusterAutoscaler.chart", &autoscaler_chart),
+        ],
         &mut errs,
     );
 
@@ -315,6 +327,47 @@ pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>
         );
     }
     parsed
+}
+
+/// Each chart repository becomes one `HelmRepository` named after its URL. Two URLs with one name
+/// would render one object over the other, and a release would install from the wrong
+/// repository. See: issues/9 (found by the pipeline property test).
+fn repository_names(src: &Source, charts: [(&str, &Chart); 3], errs: &mut Vec<Diagnostic>) {
+    let mut seen: BTreeMap<String, (&str, &str)> = BTreeMap::new();
+    for (field, chart) in charts {
+        let name = repository_name(chart);
+        let at = format!("{field}.repository");
+        if name.is_empty() {
+            errs.push(
+                src.error(
+                    &at,
+                    format!("`{}` gives no name for its HelmRepository", chart.repository),
+                )
+                .with_hint(
+                    "the name comes from the host and the last path segment; write a URL with letters or digits there",
+                ),
+            );
+            continue;
+        }
+        match seen.get(&name) {
+            Some((other_field, other)) if *other != chart.repository => errs.push(
+                src.error(
+                    &at,
+                    format!(
+                        "`{}` and `{other}` (`{other_field}.repository`) would both be the HelmRepository `{name}`",
+                        chart.repository
+                    ),
+                )
+                .with_hint(
+                    "use one URL for both, or URLs that differ in the host's first label or the last path segment",
+                ),
+            ),
+            Some(_) => {}
+            None => {
+                seen.insert(name, (field, &chart.repository));
+            }
+        }
+    }
 }
 
 /// A Helm chart source: an `https://` or `oci://` repository and a version.

@@ -4,6 +4,7 @@ mod backup;
 mod common;
 mod crd_schema;
 mod errors;
+mod fuzz;
 mod git;
 mod hostile;
 mod pin;
