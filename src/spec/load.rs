@@ -64,7 +64,8 @@ pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>,
     }
 }
 
-/// Tabs used for indentation and NUL bytes: refused with their exact position.
+/// Tabs used for indentation, lone carriage returns and NUL bytes: refused with their exact
+/// position.
 fn pre_scan(source: &Source) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     for (i, line) in source.text.lines().enumerate() {
@@ -83,6 +84,20 @@ fn pre_scan(source: &Source) -> Vec<Diagnostic> {
                 Diagnostic::error("tab used for indentation")
                     .at(Some(source.location(pos)))
                     .with_hint("YAML indents with spaces only; replace the tab with spaces"),
+            );
+        }
+        // YAML counts a lone CR as a line break and every editor but old Mac ones does not, so
+        // positions after it would point at the wrong line (issue 9, found by fuzzing).
+        if let Some(col) = line.find('\r') {
+            let pos = Pos {
+                line: i + 1,
+                column: line[..col].chars().count() + 1,
+                len: 1,
+            };
+            problems.push(
+                Diagnostic::error("carriage return (`\\r`) without a line feed")
+                    .at(Some(source.location(pos)))
+                    .with_hint("end lines with LF (or CRLF); remove the stray carriage return"),
             );
         }
         if let Some(col) = line.find('\0') {

@@ -304,3 +304,27 @@ fn r9_two_chart_repositories_with_one_name() {
     );
     check_pipeline(&files).expect("the properties hold");
 }
+
+/// Found by both mutation properties: a lone carriage return is a line break to YAML but not to
+/// editors (nor to our caret display), so errors after it pointed past the end of the file.
+/// Now refused where it is, like a tab.
+///
+/// See: issues/9
+#[test]
+fn r9_lone_carriage_return() {
+    for bytes in [&b"apiVersion: v1\rkind: Tenant\n"[..], b"\r", b"metadata: {name: \r"] {
+        let errs = load::parse::<TenantFile>("tenants/cr.yaml", bytes).expect_err("refused");
+        assert_eq!(errs[0].message, "carriage return (`\\r`) without a line feed");
+        assert_eq!(errs[0].location.as_ref().map(|l| l.line), Some(1));
+        located_inside(
+            &errs,
+            &[("tenants/cr.yaml".to_string(), bytes.to_vec())].into_iter().collect(),
+        )
+        .expect("inside the file");
+    }
+    // CRLF line endings stay accepted.
+    let crlf = String::from_utf8(example("tenants/acme.yaml"))
+        .expect("UTF-8")
+        .replace('\n', "\r\n");
+    assert!(load::parse::<TenantFile>("tenants/acme.yaml", crlf.as_bytes()).is_ok());
+}

@@ -2,6 +2,7 @@
 
 mod backup;
 mod common;
+mod crash;
 mod crd_schema;
 mod errors;
 mod fuzz;
