@@ -1,7 +1,10 @@
 //! The desired file tree against the disk: what to write, what to delete, and doing it durably
-//! in one batch. Temp files are written next to their targets, made durable together with one
-//! `syncfs`, then renamed into place, then their directories are synced; a crash at any moment
-//! leaves every file with its old or its new content. Stale files are deleted last.
+//! in one batch. Temp files a killed run left are deleted first (the repository lock rules out a
+//! live writer). New content goes to temp files next to their targets, made durable together
+//! with one `syncfs`, then renamed into place (`kustomization.yaml` files and `flux/` last, after
+//! another `syncfs`); stale files are deleted last, then directories are synced. A crash at any
+//! moment leaves every file with its old or its new content, and never a deletion without its
+//! replacement (issue 9).
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -230,6 +233,11 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
         .map(|(p, b)| (p, b))
         .chain(plan.changed.iter().map(|(p, _, b)| (p, b)))
         .collect();
+    // Temp files of killed runs first: the repository lock guarantees their writers are gone,
+    // and a run killed again and again must not pile up a copy of the tree per attempt.
+    for rel in &plan.leftovers {
+        let _ = std::fs::remove_file(repo.join(rel));
+    }
     let pid = std::process::id();
     let targets: Vec<PathBuf> = writes.iter().map(|(rel, _)| repo.join(rel)).collect();
     let dirs: BTreeSet<PathBuf> = targets
@@ -281,9 +289,6 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
     last.par_iter()
         .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
     let mut synced: BTreeSet<PathBuf> = dirs;
-    for rel in &plan.leftovers {
-        let _ = std::fs::remove_file(repo.join(rel));
-    }
     // 4. Deletions come last: a crash before this point leaves the old tenant, never a hole.
     for (rel, _) in &plan.deleted {
         let path = repo.join(rel);
