@@ -82,6 +82,40 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Why a tenant file must not be read, if it must not: a symlink out of the repository (or to
+/// nothing), or not a regular file (a FIFO would block, a device never ends). Issue 9.
+pub fn refuse_file(repo_root: &Path, path: &Path, rel: &str) -> Result<Option<Diagnostic>> {
+    let link = fs_err::symlink_metadata(path)?.file_type().is_symlink();
+    let target = match std::fs::canonicalize(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Some(
+                Diagnostic::error(format!("`{rel}` is a symlink to a file that does not exist"))
+                    .in_file(rel)
+                    .with_hint("remove the link or point it at a tenant file in the repository"),
+            ));
+        }
+        Err(e) => return Err(e).with_context(|| format!("failed to follow `{}`", path.display())),
+    };
+    // Also catches a symlinked `tenants/` folder, whichever command reads the file.
+    if !target.starts_with(repo_root) {
+        let how = if link { "is a symlink to" } else { "resolves to" };
+        return Ok(Some(
+            Diagnostic::error(format!("`{rel}` {how} `{}`, outside the repository", target.display()))
+                .in_file(rel)
+                .with_hint("tenant files must live in the repository; copy the file in"),
+        ));
+    }
+    if !fs_err::metadata(path)?.is_file() {
+        return Ok(Some(
+            Diagnostic::error(format!("`{rel}` is not a regular file"))
+                .in_file(rel)
+                .with_hint("a tenant file is a plain YAML file"),
+        ));
+    }
+    Ok(None)
+}
+
 /// Reads the repository's inputs. `Ok(Err(..))` is a user error (no kaas.yaml).
 pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>> {
     let platform_path = repo.join(PLATFORM_PATH);
@@ -134,28 +168,8 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
             let Some(stem) = name.strip_suffix(".yaml") else {
                 continue;
             };
-            let meta = fs_err::symlink_metadata(&path)?;
-            if meta.file_type().is_symlink() {
-                let target = fs_err::canonicalize(&path)?;
-                if !target.starts_with(&repo_root) {
-                    problems.push(
-                        Diagnostic::error(format!(
-                            "`{rel}` is a symlink to `{}`, outside the repository",
-                            target.display()
-                        ))
-                        .in_file(rel.clone())
-                        .with_hint("tenant files must live in the repository; copy the file in"),
-                    );
-                    continue;
-                }
-            }
-            // Following the symlink (checked above to stay inside): a FIFO or a device is no spec.
-            if !fs_err::metadata(&path)?.is_file() {
-                problems.push(
-                    Diagnostic::error(format!("`{rel}` is not a regular file"))
-                        .in_file(rel.clone())
-                        .with_hint("a tenant file is a plain YAML file"),
-                );
+            if let Some(problem) = refuse_file(&repo_root, &path, &rel)? {
+                problems.push(problem);
                 continue;
             }
             tenants.push((rel, stem.to_string(), read_bounded(&path)?));

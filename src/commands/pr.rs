@@ -45,7 +45,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
     };
     let on_disk = repo.join(&spec_path);
-    let spec = if on_disk.is_file() {
+    // The same rules as `render`: no symlink out of the repository, no FIFO (issue 9).
+    let spec = if std::fs::symlink_metadata(&on_disk).is_ok() {
+        if let Some(d) = inputs::refuse_file(&fs_err::canonicalize(repo)?, &on_disk, &spec_path)? {
+            return Ok(report_invalid(printer, Format::Human, vec![d]));
+        }
         Some(inputs::read_bounded(&on_disk)?)
     } else {
         None

@@ -330,3 +330,46 @@ fn a_megabyte_of_problems_prints_a_bounded_report() {
     );
     assert!(stderr.len() < 64 * 1024, "{} bytes of messages", stderr.len());
 }
+
+#[test]
+fn a_dangling_symlink_is_reported_not_an_environment_failure() {
+    refused(
+        "dangling symlink",
+        |r| std::os::unix::fs::symlink("/nonexistent/kaas", r.path().join("tenants/gone.yaml")).unwrap(),
+        &["`tenants/gone.yaml` is a symlink to a file that does not exist"],
+    );
+}
+
+#[test]
+fn pr_refuses_a_tenant_file_that_links_out_of_the_repository() {
+    let (outer, repo) = setup();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "initial"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(repo.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "git {args:?}");
+    }
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("tenants/passwd.yaml")).unwrap();
+    let before = files(outer.path());
+    let run = measured("pr of a symlink to /etc/passwd", &repo, &["pr", "passwd"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`tenants/passwd.yaml` is a symlink to `/etc/passwd`, outside the repository"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("root:"),
+        "the file's content leaked:\n{}",
+        run.stderr
+    );
+    assert_eq!(before, files(outer.path()));
+}
