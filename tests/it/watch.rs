@@ -158,3 +158,27 @@ fn a_platform_change_renders_every_tenant() {
     }
     assert_eq!(w.interrupt(), 0);
 }
+
+/// Each render of `watch` takes the repository lock (issue 9): while another run holds it, the
+/// watcher says it waits and writes nothing; it renders as soon as the lock is free.
+#[test]
+fn a_render_waits_for_another_run_holding_the_lock() {
+    let repo = Repo::example();
+    let mut w = Watcher::start(&repo, &["--lock-timeout", "60"]);
+    let kcp = "overlays/tenants/acme/kamajicontrolplane-acme.yaml";
+    let guard = kaas_gitops::repo_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
+    let spec = repo.read("tenants/acme.yaml").replace("replicas: 2", "replicas: 3");
+    repo.write("tenants/acme.yaml", &spec);
+    w.wait_for(&format!(
+        "watching: waiting for another kaas-gitops run (pid {}) to finish",
+        std::process::id()
+    ));
+    assert!(
+        repo.read(kcp).contains("replicas: 2"),
+        "written while another run held the lock"
+    );
+    drop(guard);
+    w.wait_for("render: acme changed");
+    assert!(repo.read(kcp).contains("replicas: 3"));
+    assert_eq!(w.interrupt(), 0);
+}
