@@ -5,7 +5,7 @@
 //! a tenant only under its own folder and Flux entry, and every file it renders parses as YAML.
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 32 so `cargo test` stays fast); the long
-//! run for issue 9 used `PROPTEST_CASES=200000` (see the issue note). Cases that once failed are
+//! run for issue 9 used `PROPTEST_CASES=75000` (see docs/hardening.md). Cases that once failed are
 //! kept below as `r9_*` tests.
 //!
 //! See: issues/9
