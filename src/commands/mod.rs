@@ -83,8 +83,13 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         Command::Pin(_) | Command::Pr(_) => true,
         // `watch` takes the lock around each render instead, so `pin` and `pr` can run while it
         // waits for the next save.
-        // `backup restore-plan` only prints.
-        Command::Init(_) | Command::Diff(_) | Command::Schema | Command::Watch(_) | Command::Backup(_) => false,
+        // `backup restore-plan` only prints; `validate` builds overlays in a temp dir.
+        Command::Init(_)
+        | Command::Diff(_)
+        | Command::Schema
+        | Command::Watch(_)
+        | Command::Backup(_)
+        | Command::Validate(_) => false,
     };
     if !writes || !is_repository(&cli.repo) {
         return Ok(None);
