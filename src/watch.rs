@@ -11,12 +11,14 @@ pub struct Change {
     pub platform: bool,
     /// Tenant files created, changed or deleted (by tenant name).
     pub tenants: BTreeSet<String>,
+    /// `kaas.lock` changed (also by our own render, which records VIPs there).
+    pub lock: bool,
 }
 
 impl Change {
     /// Nothing that is an input changed.
     pub fn is_empty(&self) -> bool {
-        !self.platform && self.tenants.is_empty()
+        !self.platform && !self.lock && self.tenants.is_empty()
     }
 }
 
@@ -52,7 +54,8 @@ pub fn classify<P: AsRef<Path>>(repo: &Path, paths: &[P]) -> Change {
             continue;
         }
         match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-            ["kaas.yaml"] | ["kaas.lock"] => change.platform = true,
+            ["kaas.yaml"] => change.platform = true,
+            ["kaas.lock"] => change.lock = true,
             ["base", ..] => change.platform = true,
             ["tenants", file] => {
                 if let Some(stem) = file.strip_suffix(".yaml") {
@@ -94,7 +97,7 @@ mod tests {
     #[test]
     fn platform_inputs_touch_everything() {
         assert!(c(&["kaas.yaml"]).platform);
-        assert!(c(&["kaas.lock"]).platform);
+        assert!(c(&["kaas.lock"]).lock);
         assert!(c(&["base/tenant/quota.yaml"]).platform);
         assert!(c(&["base/platform/kustomization.yaml"]).platform);
     }

@@ -17,6 +17,7 @@ use crate::commands::pipeline::{self, ParseCache};
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, Printer, inputs};
 use crate::diagnostics;
+use crate::lock::LOCK_PATH;
 use crate::repo_lock;
 use crate::tree;
 use crate::watch::classify;
@@ -51,6 +52,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Durat
     watch_inputs(&mut watcher, &repo)?;
     let mut cache = ParseCache::default();
     render_once(printer, &repo, args, lock_timeout, &mut cache);
+    let mut last_lock = std::fs::read(repo.join(LOCK_PATH)).ok();
     printer.status(&format!("watching {} for changes (Ctrl-C to stop)", repo.display()));
     while !stop.load(Ordering::SeqCst) {
         let first = match rx.recv_timeout(Duration::from_millis(200)) {
@@ -70,11 +72,18 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Durat
         if change.is_empty() {
             continue;
         }
+        // Our own render writes kaas.lock (VIP allocations); only someone else's edit of it
+        // (e.g. `pin`) is a reason to render again.
+        let lock_now = std::fs::read(repo.join(LOCK_PATH)).ok();
+        if !change.platform && change.tenants.is_empty() && lock_now == last_lock {
+            continue;
+        }
         if change.platform {
             // `tenants/` or `base/` may have been created: watch them too.
             watch_inputs(&mut watcher, &repo)?;
         }
         render_once(printer, &repo, args, lock_timeout, &mut cache);
+        last_lock = std::fs::read(repo.join(LOCK_PATH)).ok();
     }
     printer.status("stopped");
     Ok(ExitStatus::Success)
