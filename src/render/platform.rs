@@ -145,14 +145,28 @@ fn meta_labels(name: &str, namespace: Option<&str>) -> Node {
     meta(name, namespace, labels())
 }
 
-fn kamaji_release(p: &Platform, images: &Images) -> Object {
-    let kamaji = images.get(&p.kamaji_image);
+/// The kamaji-etcd chart's pinned `image` and `jobs` values, the same wherever the chart is
+/// installed (the kamaji release's bundled datastore and every dedicated tenant datastore).
+pub(crate) fn etcd_chart_images(p: &Platform, images: &Images) -> (Node, Node) {
     let etcd = images.get(&p.etcd_image);
-    let job = |spec| {
+    let image = |spec| {
         let i = images.get(spec);
         map! {"image" => &i.repository, "tag" => i.chart_tag()}
     };
     let etcd_job = images.get(&p.etcd_job_image);
+    (
+        map! {"repository" => &etcd.repository, "tag" => etcd.chart_tag()},
+        map! {
+            "cfssl" => image(&p.etcd_cfssl_image),
+            "kubectl" => image(&p.etcd_kubectl_image),
+            "etcd" => map! {"image" => &etcd_job.repository, "tag" => etcd_job.chart_tag()},
+        },
+    )
+}
+
+fn kamaji_release(p: &Platform, images: &Images) -> Object {
+    let kamaji = images.get(&p.kamaji_image);
+    let (etcd_image, etcd_jobs) = etcd_chart_images(p, images);
     let values = map! {
         "image" => map! {"repository" => &kamaji.repository, "tag" => kamaji.chart_tag(), "pullPolicy" => "IfNotPresent"},
         "defaultDatastoreName" => "default",
@@ -160,13 +174,9 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             "deploy" => true,
             "fullnameOverride" => "kamaji-etcd",
             "replicas" => p.default_datastore_replicas,
-            "image" => map! {"repository" => &etcd.repository, "tag" => etcd.chart_tag()},
+            "image" => etcd_image,
             "datastore" => map! {"enabled" => true, "name" => "default"},
-            "jobs" => map! {
-                "cfssl" => job(&p.etcd_cfssl_image),
-                "kubectl" => job(&p.etcd_kubectl_image),
-                "etcd" => map! {"image" => &etcd_job.repository, "tag" => etcd_job.chart_tag()},
-            },
+            "jobs" => etcd_jobs,
         },
     };
     Object {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::model::{Component, DataStore, Platform, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
-use crate::render::platform::chart_spec;
+use crate::render::platform::{chart_spec, etcd_chart_images};
 use crate::render::{Object, meta, providers, topology, workers};
 use crate::{map, seq};
 
@@ -120,15 +120,25 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
         unreachable!("called for dedicated datastores only")
     };
     let name = format!("{}-etcd", t.name);
-    let etcd = images.get(&p.etcd_image);
-    let job = |spec| {
-        let i = images.get(spec);
-        map! {"image" => &i.repository, "tag" => i.chart_tag()}
+    let (image, jobs) = etcd_chart_images(p, images);
+    let values = map! {
+        "fullnameOverride" => &name,
+        "replicas" => *replicas,
+        "image" => image,
+        "persistentVolumeClaim" => map! {
+            "size" => storage,
+            "storageClassName" => storage_class.clone(),
+        },
+        "datastore" => map! {"enabled" => true, "name" => &name},
+        "jobs" => jobs,
     };
-    let etcd_job = images.get(&p.etcd_job_image);
+    helm_release(p, t, name, &p.etcd_chart, values)
+}
+
+/// A HelmRelease in the tenant's namespace; `name` is also the Helm release name.
+fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Chart, values: Node) -> Object {
     Object {
         kind: "HelmRelease",
-        name: name.clone(),
         body: map! {
             "apiVersion" => "helm.toolkit.fluxcd.io/v2",
             "kind" => "HelmRelease",
@@ -136,26 +146,13 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
             "spec" => map! {
                 "interval" => &p.interval,
                 "releaseName" => &name,
-                "chart" => chart_spec(p, &p.etcd_chart),
+                "chart" => chart_spec(p, chart),
                 "install" => map! {"remediation" => map! {"retries" => 3u32}},
                 "upgrade" => map! {"remediation" => map! {"retries" => 3u32}},
-                "values" => map! {
-                    "fullnameOverride" => &name,
-                    "replicas" => *replicas,
-                    "image" => map! {"repository" => &etcd.repository, "tag" => etcd.chart_tag()},
-                    "persistentVolumeClaim" => map! {
-                        "size" => storage,
-                        "storageClassName" => storage_class.clone(),
-                    },
-                    "datastore" => map! {"enabled" => true, "name" => &name},
-                    "jobs" => map! {
-                        "cfssl" => job(&p.etcd_cfssl_image),
-                        "kubectl" => job(&p.etcd_kubectl_image),
-                        "etcd" => map! {"image" => &etcd_job.repository, "tag" => etcd_job.chart_tag()},
-                    },
-                },
+                "values" => values,
             },
         },
+        name,
     }
 }
 
@@ -277,29 +274,14 @@ fn control_plane(t: &Tenant) -> Object {
 fn autoscaler(p: &Platform, images: &Images, t: &Tenant) -> Object {
     let name = format!("{}-autoscaler", t.name);
     let image = images.get(&p.autoscaler_image);
-    Object {
-        kind: "HelmRelease",
-        name: name.clone(),
-        body: map! {
-            "apiVersion" => "helm.toolkit.fluxcd.io/v2",
-            "kind" => "HelmRelease",
-            "metadata" => tmeta(t, &name),
-            "spec" => map! {
-                "interval" => &p.interval,
-                "releaseName" => &name,
-                "chart" => chart_spec(p, &p.autoscaler_chart),
-                "install" => map! {"remediation" => map! {"retries" => 3u32}},
-                "upgrade" => map! {"remediation" => map! {"retries" => 3u32}},
-                "values" => map! {
-                    "fullnameOverride" => &name,
-                    "cloudProvider" => "clusterapi",
-                    "clusterAPIMode" => "kubeconfig-incluster",
-                    "clusterAPIKubeconfigSecret" => format!("{}-kubeconfig", t.name),
-                    "autoDiscovery" => map! {"clusterName" => &t.name, "namespace" => &t.name},
-                    "rbac" => map! {"clusterScoped" => false},
-                    "image" => map! {"repository" => &image.repository, "tag" => image.chart_tag()},
-                },
-            },
-        },
-    }
+    let values = map! {
+        "fullnameOverride" => &name,
+        "cloudProvider" => "clusterapi",
+        "clusterAPIMode" => "kubeconfig-incluster",
+        "clusterAPIKubeconfigSecret" => format!("{}-kubeconfig", t.name),
+        "autoDiscovery" => map! {"clusterName" => &t.name, "namespace" => &t.name},
+        "rbac" => map! {"clusterScoped" => false},
+        "image" => map! {"repository" => &image.repository, "tag" => image.chart_tag()},
+    };
+    helm_release(p, t, name, &p.autoscaler_chart, values)
 }

@@ -128,6 +128,24 @@ impl Repo {
         c.output().expect("the binary runs").into()
     }
 
+    /// Runs `render`, which must fail: exit 1, the error at `location` with `message`, and no
+    /// file changed. Returns stderr for further checks.
+    #[track_caller]
+    pub fn assert_render_refused(&self, location: &str, message: &str) -> String {
+        let before = self.snapshot();
+        let run = self.run(&["render"]);
+        assert_eq!(run.code, 1, "exit code; stderr:\n{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("--> {location}")),
+            "no `{location}` in:\n{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(message), "no `{message}` in:\n{}", run.stderr);
+        assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+        assert_eq!(before, self.snapshot(), "a failed render changed files");
+        run.stderr
+    }
+
     /// Every file under the repository (relative path -> bytes), excluding `.git`.
     pub fn snapshot(&self) -> std::collections::BTreeMap<String, Vec<u8>> {
         let mut out = std::collections::BTreeMap::new();

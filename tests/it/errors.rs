@@ -31,18 +31,7 @@ fn refused(rel: &str, content: &[u8], location: &str, message: &str) -> String {
     let p = repo.path().join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(&p, content).unwrap();
-    let before = repo.snapshot();
-    let run = repo.run(&["render"]);
-    assert_eq!(run.code, 1, "exit code; stderr:\n{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("--> {location}")),
-        "no `{location}` in:\n{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains(message), "no `{message}` in:\n{}", run.stderr);
-    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
-    assert_eq!(before, repo.snapshot(), "a failed render changed files");
-    run.stderr
+    repo.assert_render_refused(location, message)
 }
 
 fn tenant(edit: impl Fn(&str) -> String) -> Vec<u8> {

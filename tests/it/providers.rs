@@ -458,18 +458,7 @@ fn refused(provider: &str, rel: &str, edit: impl Fn(&str) -> String, location: &
     let edited = edit(&original);
     assert_ne!(original, edited, "the edit changed nothing");
     repo.write(rel, &edited);
-    let before = repo.snapshot();
-    let run = repo.run(&["render"]);
-    assert_eq!(run.code, 1, "exit code; stderr:\n{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("--> {location}")),
-        "no `{location}` in:\n{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains(message), "no `{message}` in:\n{}", run.stderr);
-    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
-    assert_eq!(before, repo.snapshot(), "a failed render changed files");
-    run.stderr
+    repo.assert_render_refused(location, message)
 }
 
 #[test]
