@@ -146,7 +146,9 @@ impl Repo {
         run.stderr
     }
 
-    /// Every file under the repository (relative path -> bytes), excluding `.git`.
+    /// Every file under the repository (relative path -> bytes), excluding `.git` and the
+    /// repository lock file: that file exists only while a run holds the lock, and a watcher
+    /// in another process may remove it between listing the folder and reading it.
     pub fn snapshot(&self) -> std::collections::BTreeMap<String, Vec<u8>> {
         let mut out = std::collections::BTreeMap::new();
         walk(self.path(), self.path(), &mut out);
@@ -158,7 +160,7 @@ fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Ve
     for e in std::fs::read_dir(dir).unwrap() {
         let e = e.unwrap();
         let p = e.path();
-        if p.file_name().is_some_and(|n| n == ".git") {
+        if p.file_name().is_some_and(|n| n == ".git" || n == ".kaas-gitops.lock") {
             continue;
         }
         if p.is_dir() {
