@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates a repository of N varied tenants from the example kaas.yaml (used by bench/scale.py)."""
-import os, shutil, sys
+import os, shutil, subprocess, sys
 
 TEMPLATE = """apiVersion: kaas-gitops.dev/v1alpha1
 kind: Tenant
@@ -55,6 +55,8 @@ def main_args(root, n):
     open(os.path.join(root, "kaas.yaml"), "w").write(platform)
     for i in range(n):
         open(os.path.join(root, "tenants", f"t{i:05d}.yaml"), "w").write(tenant(i))
+    # A GitOps repository is a git repository; the stat cache lives in its git folder.
+    subprocess.run(["git", "init", "-q", root], check=True)
 
 if __name__ == "__main__":
     main()

@@ -14,6 +14,8 @@ pub mod pin;
 pub mod render;
 pub mod repo_lock;
 pub mod spec;
+pub mod stat_cache;
+pub mod tenant_cache;
 pub mod tree;
 pub mod validate;
 pub mod watch;

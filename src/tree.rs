@@ -6,7 +6,7 @@
 //! moment leaves every file with its old or its new content, and never a deletion without its
 //! replacement (issue 9).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -103,16 +103,17 @@ pub fn plan(repo: &Path, tree: &Tree, owned: &[String], keep: &[String]) -> Resu
             Some(old) => plan.changed.push((path.clone(), old, new.clone())),
         }
     }
+    // Kept paths are looked up once per file and folder: a fleet keeps thousands of them.
+    let keep: HashSet<&str> = keep.iter().map(|k| k.trim_end_matches('/')).collect();
+    let kept = |path: &str| keep.contains(path) || path.match_indices('/').any(|(end, _)| keep.contains(&path[..end]));
     let mut on_disk = BTreeSet::new();
     for prefix in owned {
-        list_files(repo, prefix.trim_end_matches('/'), keep, &mut on_disk)?;
+        list_files(repo, prefix.trim_end_matches('/'), &keep, &mut on_disk)?;
     }
     // `kaas.lock`'s temp file lives in the root, which no render owns as a whole.
     on_disk.extend(root_leftovers(repo)?);
     for path in on_disk {
-        if keep.iter().any(|k| path.starts_with(k.as_str()))
-            && !path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK))
-        {
+        if kept(&path) && !path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK)) {
             plan.unchanged += 1;
             continue;
         }
@@ -202,7 +203,7 @@ fn read_if_exists(path: &Path, expected: usize) -> Result<Option<Vec<u8>>> {
     }
 }
 
-fn list_files(repo: &Path, rel: &str, keep: &[String], out: &mut BTreeSet<String>) -> Result<()> {
+fn list_files(repo: &Path, rel: &str, keep: &HashSet<&str>, out: &mut BTreeSet<String>) -> Result<()> {
     let dir = repo.join(rel);
     let entries = match std::fs::read_dir(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -215,7 +216,7 @@ fn list_files(repo: &Path, rel: &str, keep: &[String], out: &mut BTreeSet<String
         let ft = entry.file_type()?;
         if ft.is_dir() {
             // A kept overlay is current: its files need not be listed one by one.
-            if !keep.iter().any(|k| k.trim_end_matches('/') == child) {
+            if !keep.contains(child.as_str()) {
                 list_files(repo, &child, keep, out)?;
             }
         } else {

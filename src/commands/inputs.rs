@@ -72,10 +72,13 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
         .read(true)
         .custom_flags(i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).expect("O_NONBLOCK fits an i32"))
         .open(path)?;
-    if !f.metadata()?.is_file() {
+    let meta = f.metadata()?;
+    if !meta.is_file() {
         anyhow::bail!("`{}` is not a regular file", path.display());
     }
-    let mut buf = Vec::new();
+    // Sized from the file's length, so a small file costs two `read` calls, not a dozen.
+    let expected = usize::try_from(meta.len()).unwrap_or(usize::MAX).min(MAX_FILE_BYTES) + 1;
+    let mut buf = Vec::with_capacity(expected);
     f.take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut buf)
         .with_context(|| format!("failed to read `{}`", path.display()))?;
@@ -116,6 +119,41 @@ pub fn refuse_file(repo_root: &Path, path: &Path, rel: &str) -> Result<Option<Di
     Ok(None)
 }
 
+/// One name in `tenants/`: a tenant file, or a problem with it.
+enum Entry {
+    Tenant((String, String, Vec<u8>)),
+    Problem(Diagnostic),
+}
+
+fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>> {
+    let rel = format!("tenants/{name}");
+    let path = dir.join(name);
+    if name.starts_with('.') || path.is_dir() {
+        return Ok(None);
+    }
+    if name.ends_with(".yml") {
+        return Ok(Some(Entry::Problem(
+            Diagnostic::error(format!("`{rel}` ends in `.yml`"))
+                .in_file(rel.clone())
+                .with_hint(format!(
+                    "tenant files end in `.yaml`: rename it to `tenants/{}.yaml`",
+                    name.trim_end_matches(".yml")
+                )),
+        )));
+    }
+    let Some(stem) = name.strip_suffix(".yaml") else {
+        return Ok(None);
+    };
+    // A regular file in `tenants/` (already shown to be inside the repository) needs no
+    // further look; anything else (a symlink, a FIFO) gets the full check.
+    let regular = fs_err::symlink_metadata(&path)?.is_file();
+    if !regular && let Some(problem) = refuse_file(repo_root, &path, &rel)? {
+        return Ok(Some(Entry::Problem(problem)));
+    }
+    let bytes = read_bounded(&path)?;
+    Ok(Some(Entry::Tenant((rel, stem.to_string(), bytes))))
+}
+
 /// Reads the repository's inputs. `Ok(Err(..))` is a user error (no kaas.yaml).
 pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>> {
     let platform_path = repo.join(PLATFORM_PATH);
@@ -148,31 +186,17 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
             names.push(entry.file_name().to_string_lossy().into_owned());
         }
         names.sort();
-        for name in names {
-            let rel = format!("tenants/{name}");
-            let path = dir.join(&name);
-            if name.starts_with('.') || path.is_dir() {
-                continue;
+        // Each file is checked and read on its own; in parallel, in name order.
+        let read: Vec<Result<Option<Entry>>> = names
+            .par_iter()
+            .map(|name| read_entry(&repo_root, &dir, name))
+            .collect();
+        for entry in read {
+            match entry? {
+                None => {}
+                Some(Entry::Problem(p)) => problems.push(p),
+                Some(Entry::Tenant(t)) => tenants.push(t),
             }
-            if name.ends_with(".yml") {
-                problems.push(
-                    Diagnostic::error(format!("`{rel}` ends in `.yml`"))
-                        .in_file(rel.clone())
-                        .with_hint(format!(
-                            "tenant files end in `.yaml`: rename it to `tenants/{}.yaml`",
-                            name.trim_end_matches(".yml")
-                        )),
-                );
-                continue;
-            }
-            let Some(stem) = name.strip_suffix(".yaml") else {
-                continue;
-            };
-            if let Some(problem) = refuse_file(&repo_root, &path, &rel)? {
-                problems.push(problem);
-                continue;
-            }
-            tenants.push((rel, stem.to_string(), read_bounded(&path)?));
         }
     }
     let lock_path = repo.join(LOCK_PATH);

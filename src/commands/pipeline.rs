@@ -73,6 +73,18 @@ type Parsed = Result<Arc<Loaded<TenantFile>>, Vec<Diagnostic>>;
 #[derive(Debug, Default)]
 pub struct ParseCache(HashMap<String, (Vec<u8>, Parsed)>);
 
+impl ParseCache {
+    /// Records `path`'s parsed value for exactly these `bytes`.
+    pub fn insert(&mut self, path: String, bytes: Vec<u8>, loaded: Arc<Loaded<TenantFile>>) {
+        self.0.insert(path, (bytes, Ok(loaded)));
+    }
+
+    /// The tenant file at `path`, if it parsed.
+    pub fn get(&self, path: &str) -> Option<&Loaded<TenantFile>> {
+        self.0.get(path).and_then(|(_, p)| p.as_ref().ok()).map(|l| l.as_ref())
+    }
+}
+
 /// Runs the pure pipeline. `Err` holds every problem of every input.
 pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnostic>> {
     run_cached(inputs, select, &mut ParseCache::default())

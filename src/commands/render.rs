@@ -10,11 +10,35 @@ use crate::commands::commit::Committer;
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, Printer, inputs, pipeline};
 use crate::diagnostics::{self, Diagnostic};
-use crate::tree;
+use crate::tenant_cache::TenantCache;
+use crate::{stat_cache, tree};
 
 /// Runs `render`.
 pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStatus> {
     let started = std::time::Instant::now();
+    // A plain render of an unchanged repository is proved a no-op from file stats alone.
+    let cacheable = !args.check && !args.commit && !args.select.full && args.select.tenants.is_empty();
+    let cache_key = stat_cache::key(args.select.locked);
+    if cacheable && let Some(outcome) = stat_cache::lookup(repo, &cache_key) {
+        if printer.verbose() {
+            printer.status("stat cache: no input or output changed since the last render");
+        }
+        let plan = tree::Plan {
+            unchanged: outcome.unchanged,
+            ..tree::Plan::default()
+        };
+        let summary = summarize(&plan, &outcome.tenants);
+        report_written(
+            printer,
+            args.format,
+            &plan,
+            &summary,
+            &outcome.tenants,
+            &outcome.warnings,
+            started,
+        );
+        return Ok(ExitStatus::Success);
+    }
     // `--check` is a CI gate: it compares every file, so hand edits inside overlays are caught.
     let mut select = args.select.clone();
     select.full |= args.check;
@@ -23,7 +47,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         Ok(inputs) => inputs,
     };
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
-    let rendered = match pipeline::run(&inputs, &select) {
+    // Tenant files parsed by an earlier run are not parsed again (see tenant_cache).
+    let known = TenantCache::load(repo);
+    let mut parsed = pipeline::ParseCache::default();
+    let hits = known.seed(&inputs, &mut parsed);
+    let rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
         Ok(r) => r,
     };
@@ -32,8 +60,9 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     let compare_ms = started.elapsed().as_secs_f64() * 1e3;
     if printer.verbose() {
         printer.status(&format!(
-            "timings: read inputs {read_ms:.1} ms, load+validate+render {:.1} ms, compare with disk {:.1} ms",
+            "timings: read inputs {read_ms:.1} ms, load+validate+render {:.1} ms ({hits} of {} tenant files from the parse cache), compare with disk {:.1} ms",
             render_ms - read_ms,
+            inputs.tenants.len(),
             compare_ms - render_ms
         ));
     }
@@ -46,74 +75,133 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         .collect();
     let summary = summarize(&plan, &tenants);
     if args.check {
-        let drift = !plan.is_empty();
-        match args.format {
-            Format::Json => printer.data(&format!(
-                "{}\n",
-                json!({
-                    "ok": !drift,
-                    "drift": plan.paths(),
-                    "diagnostics": rendered.warnings,
-                })
-            )),
-            Format::Github => {
-                for d in &rendered.warnings {
-                    printer.data(&format!("{}\n", d.github_annotation()));
-                }
-                for p in plan.paths() {
-                    printer.data(&format!(
-                        "::error file={p}::`{p}` differs from what `kaas-gitops render` writes; run it and commit\n"
-                    ));
-                }
-            }
-            Format::Human => {
-                printer.diagnostics(&rendered.warnings);
-                if drift {
-                    printer.data(&plan.unified_diff());
-                    printer.status(&format!(
-                        "error: {} file(s) differ from the rendered output\n\nhint: run `kaas-gitops render` and commit the result",
-                        plan.paths().len() + plan.leftovers.len()
-                    ));
-                } else {
-                    printer.status("up to date: the files on disk are what kaas-gitops renders");
-                }
-            }
-        }
-        return Ok(if drift {
-            ExitStatus::Failure
-        } else {
-            ExitStatus::Success
-        });
+        // A check only reads: it leaves the caches as they are.
+        return Ok(report_check(printer, args.format, &plan, &rendered.warnings));
     }
     // Git is checked before anything is written, so a failure leaves the repository as it was.
     let committer = args
         .commit
         .then(|| Committer::prepare(repo, &rendered.model.platform))
         .transpose()?;
-    tree::apply(repo, &plan)?;
-    match args.format {
+    if plan.is_empty() {
+        // A no-op: record it, so the next one is proved from stats alone. Only a no-op is
+        // recorded, so what the next one prints is exactly what this one printed.
+        if cacheable {
+            let kept = rendered.keep.iter().map(|k| {
+                if k.ends_with('/') {
+                    format!("{k}kustomization.yaml")
+                } else {
+                    k.clone()
+                }
+            });
+            let files: Vec<String> = rendered.tree.keys().cloned().chain(kept).collect();
+            let outcome = stat_cache::Outcome {
+                tenants: tenants.clone(),
+                unchanged: plan.unchanged,
+                warnings: rendered.warnings.clone(),
+            };
+            stat_cache::store(
+                repo,
+                &cache_key,
+                stat_cache::output_paths(files.iter().map(String::as_str)),
+                outcome,
+            );
+        }
+    } else {
+        stat_cache::forget(repo);
+        tree::apply(repo, &plan)?;
+    }
+    report_written(
+        printer,
+        args.format,
+        &plan,
+        &summary,
+        &tenants,
+        &rendered.warnings,
+        started,
+    );
+    known.save(repo, &inputs, &parsed);
+    if let Some(committer) = committer {
+        committer.commit(printer, &plan, &summary)?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Prints the outcome of `render --check` and returns its exit status.
+fn report_check(printer: &Printer, format: Format, plan: &tree::Plan, warnings: &[Diagnostic]) -> ExitStatus {
+    let drift = !plan.is_empty();
+    match format {
+        Format::Json => printer.data(&format!(
+            "{}\n",
+            json!({
+                "ok": !drift,
+                "drift": plan.paths(),
+                "diagnostics": warnings,
+            })
+        )),
+        Format::Github => {
+            for d in warnings {
+                printer.data(&format!("{}\n", d.github_annotation()));
+            }
+            for p in plan.paths() {
+                printer.data(&format!(
+                    "::error file={p}::`{p}` differs from what `kaas-gitops render` writes; run it and commit\n"
+                ));
+            }
+        }
+        Format::Human => {
+            printer.diagnostics(warnings);
+            if drift {
+                printer.data(&plan.unified_diff());
+                printer.status(&format!(
+                    "error: {} file(s) differ from the rendered output\n\nhint: run `kaas-gitops render` and commit the result",
+                    plan.paths().len() + plan.leftovers.len()
+                ));
+            } else {
+                printer.status("up to date: the files on disk are what kaas-gitops renders");
+            }
+        }
+    }
+    if drift {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    }
+}
+
+/// Prints what a render wrote, per tenant and in total.
+fn report_written(
+    printer: &Printer,
+    format: Format,
+    plan: &tree::Plan,
+    summary: &std::collections::BTreeMap<String, (Status, usize)>,
+    tenants: &[String],
+    warnings: &[Diagnostic],
+    started: std::time::Instant,
+) {
+    match format {
         Format::Json => {
-            let tenants: Vec<_> = summary
+            let units: Vec<_> = summary
                 .iter()
                 .map(|(name, (status, files))| json!({"name": name, "status": status, "files": files}))
                 .collect();
             printer.data(&format!("{}\n", json!({
                 "ok": true,
-                "units": tenants,
+                "units": units,
                 "written": plan.created.iter().map(|(p, _)| p).chain(plan.changed.iter().map(|(p, _, _)| p)).collect::<Vec<_>>(),
                 "deleted": plan.deleted.iter().map(|(p, _)| p).collect::<Vec<_>>(),
-                "diagnostics": rendered.warnings,
+                "diagnostics": warnings,
             })));
         }
         Format::Github => {
-            for d in &rendered.warnings {
+            for d in warnings {
                 printer.data(&format!("{}\n", d.github_annotation()));
             }
         }
         Format::Human => {
-            printer.diagnostics(&rendered.warnings);
+            printer.diagnostics(warnings);
             let width = summary.keys().map(String::len).max().unwrap_or(8);
-            for (name, (status, files)) in &summary {
+            for (name, (status, files)) in summary {
                 let detail = if *status == Status::Unchanged {
                     String::new()
                 } else {
@@ -136,10 +224,6 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
             ));
         }
     }
-    if let Some(committer) = committer {
-        committer.commit(printer, &plan, &summary)?;
-    }
-    Ok(ExitStatus::Success)
 }
 
 /// Prints every problem and returns exit 1.

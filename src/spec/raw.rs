@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 mod providers;
 mod topology;
@@ -23,7 +23,7 @@ pub use topology::{
 pub const API_VERSION: &str = "kaas-gitops.dev/v1alpha1";
 
 /// A Kubernetes resource quantity (`250m`, `1Gi`, `2`): written as a string or a number.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Quantity {
     /// `250m`, `1Gi`.
@@ -46,7 +46,7 @@ impl Quantity {
 }
 
 /// `metadata` of both files.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Metadata {
     /// The name. For a tenant: a DNS-1035 label of at most 40 characters, equal to the file stem.
@@ -61,7 +61,7 @@ pub struct Metadata {
 // ---------------------------------------------------------------------------------------------
 
 /// One tenant cluster: `tenants/<name>.yaml`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TenantFile {
     /// Always `kaas-gitops.dev/v1alpha1`.
@@ -75,7 +75,7 @@ pub struct TenantFile {
 }
 
 /// `spec` of a Tenant.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TenantSpec {
     /// The Kubernetes version of the tenant control plane and its workers.
@@ -103,7 +103,7 @@ pub struct TenantSpec {
 }
 
 /// `spec.kubernetes`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Kubernetes {
     /// A semantic version such as `v1.33.4`; quote it (`"1.30"`) so YAML does not read a number.
@@ -111,7 +111,7 @@ pub struct Kubernetes {
 }
 
 /// `spec.controlPlane`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ControlPlane {
     /// Control plane pods (default 2).
@@ -135,7 +135,7 @@ pub struct ControlPlane {
 }
 
 /// `spec.controlPlane.dataStore`: exactly one of `dedicated` or `shared`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataStore {
     /// An own kamaji-etcd release and DataStore, both named `<tenant>-etcd`.
@@ -145,7 +145,7 @@ pub struct DataStore {
 }
 
 /// `spec.controlPlane.dataStore.dedicated`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Dedicated {
     /// etcd members: 1 or an odd number (default 3).
@@ -160,7 +160,7 @@ pub struct Dedicated {
 }
 
 /// `spec.controlPlane.dataStore.dedicated.backup`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantBackup {
     /// `false` renders no backup for this tenant's etcd (default `true`).
@@ -172,7 +172,7 @@ pub struct TenantBackup {
 }
 
 /// `spec.controlPlane.endpoint`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     /// The VIP: an IP address no other tenant uses.
@@ -182,7 +182,7 @@ pub struct Endpoint {
 }
 
 /// `spec.controlPlane.service`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Service {
     /// `LoadBalancer` (default), `NodePort` or `ClusterIP`.
@@ -194,7 +194,7 @@ pub struct Service {
 }
 
 /// The Kubernetes Service type of the tenant API server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum ServiceType {
     /// A load-balanced VIP (default).
     LoadBalancer,
@@ -216,7 +216,7 @@ impl ServiceType {
 }
 
 /// `spec.controlPlane.addons` (all default to `true`).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Addons {
     /// CoreDNS.
@@ -229,7 +229,7 @@ pub struct Addons {
 }
 
 /// `apiServer`, `controllerManager`, `scheduler`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Component {
     /// Extra command-line flags, e.g. `--cloud-provider=external`.
@@ -240,7 +240,7 @@ pub struct Component {
 }
 
 /// Container resources.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     /// e.g. `{cpu: 250m, memory: 1Gi}`.
@@ -252,7 +252,7 @@ pub struct Resources {
 }
 
 /// `spec.controlPlane.kubelet`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Kubelet {
     /// `systemd` (default) or `cgroupfs`.
@@ -262,7 +262,7 @@ pub struct Kubelet {
 }
 
 /// The kubelet cgroup driver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CgroupDriver {
     /// systemd (default).
@@ -272,7 +272,7 @@ pub enum CgroupDriver {
 }
 
 /// A node address type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum AddressType {
     /// `InternalIP`.
     #[serde(rename = "InternalIP")]
@@ -304,7 +304,7 @@ impl AddressType {
 }
 
 /// `spec.network`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Network {
     /// Pod CIDRs (default `[192.168.0.0/16]`).
@@ -314,7 +314,7 @@ pub struct Network {
 }
 
 /// One worker pool.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Worker {
     /// A DNS-1123 label, unique in the tenant.
@@ -336,7 +336,7 @@ pub struct Worker {
 }
 
 /// `workers[].autoscaling`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Autoscaling {
     /// The smallest size; `0` scales from zero.
@@ -346,7 +346,7 @@ pub struct Autoscaling {
 }
 
 /// `workers[].machine`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
     /// vCPUs (default 2).
@@ -360,7 +360,7 @@ pub struct Machine {
 }
 
 /// A node taint.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Taint {
     /// The taint key.
@@ -372,7 +372,7 @@ pub struct Taint {
 }
 
 /// A taint effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum TaintEffect {
     /// `NoSchedule`.
     NoSchedule,
@@ -394,7 +394,7 @@ impl TaintEffect {
 }
 
 /// `spec.access`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Access {
     /// Groups that may read the tenant's `Cluster` and its `<name>-kubeconfig` Secret.
@@ -407,7 +407,7 @@ pub struct Access {
 // ---------------------------------------------------------------------------------------------
 
 /// The management cluster: `kaas.yaml`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PlatformFile {
     /// Always `kaas-gitops.dev/v1alpha1`.
@@ -421,7 +421,7 @@ pub struct PlatformFile {
 }
 
 /// `spec` of the Platform.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PlatformSpec {
     /// How Flux reads this repository.
@@ -452,7 +452,7 @@ pub struct PlatformSpec {
 }
 
 /// `spec.cloudControllerManagers`: charts installed into tenant clusters through CAAPH.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CloudControllerManagers {
     /// The `nutanix-cloud-provider` chart, e.g. `{repository: https://nutanix.github.io/helm/,
@@ -461,7 +461,7 @@ pub struct CloudControllerManagers {
 }
 
 /// `spec.backups`: a `CronJob` next to each kamaji-etcd release (see docs/backup.md).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Backups {
     /// When to take a snapshot: a five-field cron expression in UTC (default `0 */6 * * *`).
@@ -476,7 +476,7 @@ pub struct Backups {
 }
 
 /// `spec.backups.destination`: exactly one of `pvc` or `s3`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackupDestination {
     /// A PersistentVolumeClaim `<datastore>-backups` next to each etcd release.
@@ -486,7 +486,7 @@ pub struct BackupDestination {
 }
 
 /// `spec.backups.destination.pvc`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PvcDestination {
     /// The size of each backup volume (default `10Gi`).
@@ -496,7 +496,7 @@ pub struct PvcDestination {
 }
 
 /// `spec.backups.destination.s3`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct S3Destination {
     /// The Secret, in every namespace holding a backed-up datastore, with the keys `endpoint`,
@@ -508,7 +508,7 @@ pub struct S3Destination {
 }
 
 /// `spec.flux`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Flux {
     /// The Flux source that holds this repository.
@@ -521,7 +521,7 @@ pub struct Flux {
 }
 
 /// A Flux source reference.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceRef {
     /// `GitRepository`, `OCIRepository` or `Bucket`.
@@ -533,7 +533,7 @@ pub struct SourceRef {
 }
 
 /// A Helm chart source.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Chart {
     /// A Helm repository URL (`https://...`) or an OCI one (`oci://...`).
@@ -543,7 +543,7 @@ pub struct Chart {
 }
 
 /// A container image.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Image {
     /// e.g. `docker.io/clastix/kamaji`.
@@ -555,7 +555,7 @@ pub struct Image {
 }
 
 /// `image.tagPolicy`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TagPolicy {
     /// `edge`: the newest `YY.M.N-edge` or `edge-YY.M.N` tag.
@@ -566,7 +566,7 @@ pub struct TagPolicy {
 }
 
 /// A tag policy pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TagPattern {
     /// Kamaji's edge releases in either tag format.
@@ -574,7 +574,7 @@ pub enum TagPattern {
 }
 
 /// `spec.kamaji`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Kamaji {
     /// The namespace of the Kamaji release (default `kamaji-system`).
@@ -590,7 +590,7 @@ pub struct Kamaji {
 }
 
 /// `spec.kamaji.defaultDataStore`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultDataStore {
     /// etcd members of the default datastore (default 3).
@@ -598,7 +598,7 @@ pub struct DefaultDataStore {
 }
 
 /// An inclusive Kubernetes version range.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VersionRange {
     /// The oldest supported version, e.g. `v1.31.0`.
@@ -608,7 +608,7 @@ pub struct VersionRange {
 }
 
 /// `spec.kamajiEtcd`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KamajiEtcd {
     /// The kamaji-etcd chart.
@@ -621,7 +621,7 @@ pub struct KamajiEtcd {
 }
 
 /// `spec.kamajiEtcd.jobs`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EtcdJobs {
     /// The certificate job's image.
@@ -633,7 +633,7 @@ pub struct EtcdJobs {
 }
 
 /// `spec.clusterApi`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClusterApi {
     /// The Cluster API contract of the management cluster (default `v1beta2`).
@@ -654,7 +654,7 @@ pub struct ClusterApi {
 }
 
 /// A Cluster API contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Contract {
     /// Cluster API v1.11 and newer (default).
@@ -664,7 +664,7 @@ pub enum Contract {
 }
 
 /// `spec.clusterApi.controlPlaneProvider`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ControlPlaneProvider {
     /// The provider release, e.g. `v0.20.0`.
@@ -676,7 +676,7 @@ pub struct ControlPlaneProvider {
 }
 
 /// `spec.clusterAutoscaler`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterAutoscaler {
     /// The cluster-autoscaler chart.
@@ -686,7 +686,7 @@ pub struct ClusterAutoscaler {
 }
 
 /// `spec.loadBalancer`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadBalancer {
     /// Address ranges (`10.0.4.100-10.0.4.199`) or CIDRs that tenant VIPs are allocated from.
@@ -694,7 +694,7 @@ pub struct LoadBalancer {
 }
 
 /// `spec.registries`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Registries {
     /// Registries (`host:port`) served over plain HTTP.
@@ -703,7 +703,7 @@ pub struct Registries {
 }
 
 /// `spec.git`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Git {
     /// Prefix of the branches `pr` creates (default `kaas/`).
@@ -713,7 +713,7 @@ pub struct Git {
 }
 
 /// A commit author.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Author {
     /// The author's name.

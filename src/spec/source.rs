@@ -4,6 +4,7 @@
 //! loader must: anchors and aliases, duplicate keys, over-deep nesting and inline secrets.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
 
@@ -54,6 +55,14 @@ pub struct Source {
     pub path: String,
     /// The UTF-8 text.
     pub text: String,
+    /// Built with the source when it is loaded from text, or on first use when the file's value
+    /// came from the parse cache (its text was loaded and checked before).
+    index: OnceLock<Index>,
+}
+
+/// Where every key and value of a file is written.
+#[derive(Debug, Clone, Default)]
+struct Index {
     keys: BTreeMap<String, Pos>,
     values: BTreeMap<String, (Pos, Option<Scalar>)>,
 }
@@ -61,14 +70,24 @@ pub struct Source {
 impl Source {
     /// Indexes `text`, returning the problems a strict loader refuses.
     pub fn index(path: &str, text: String) -> (Source, Vec<Diagnostic>) {
-        let mut source = Source {
+        let source = Source::unindexed(path, text);
+        let (index, problems) = Indexer::run(&source);
+        let _ = source.index.set(index);
+        (source, problems)
+    }
+
+    /// A source whose index is built only if a diagnostic or a scalar lookup needs it: for text
+    /// that was loaded (and found clean) before.
+    pub fn unindexed(path: &str, text: String) -> Source {
+        Source {
             path: path.to_string(),
             text,
-            keys: BTreeMap::new(),
-            values: BTreeMap::new(),
-        };
-        let problems = Indexer::run(&mut source);
-        (source, problems)
+            index: OnceLock::new(),
+        }
+    }
+
+    fn idx(&self) -> &Index {
+        self.index.get_or_init(|| Indexer::run(self).0)
     }
 
     /// A location in this file. A long line is cut to a window around the column, so a hostile
@@ -99,9 +118,10 @@ impl Source {
 
     /// The length of the key or value that starts at `line`:`column`, if one does.
     pub fn len_at(&self, line: usize, column: usize) -> Option<usize> {
-        self.keys
+        let idx = self.idx();
+        idx.keys
             .values()
-            .chain(self.values.values().map(|(p, _)| p))
+            .chain(idx.values.values().map(|(p, _)| p))
             .find(|p| p.line == line && p.column == column)
             .map(|p| p.len)
     }
@@ -109,15 +129,16 @@ impl Source {
     /// Where the value of `field` is written; else its key; else the key of the nearest written
     /// parent (a missing field is reported where it would belong).
     pub fn locate(&self, field: &str) -> Option<Location> {
-        if let Some((pos, _)) = self.values.get(field) {
+        let idx = self.idx();
+        if let Some((pos, _)) = idx.values.get(field) {
             return Some(self.location(*pos));
         }
         let mut field = field;
         loop {
-            if let Some(pos) = self.keys.get(field) {
+            if let Some(pos) = idx.keys.get(field) {
                 return Some(self.location(*pos));
             }
-            if let Some((pos, _)) = self.values.get(field) {
+            if let Some((pos, _)) = idx.values.get(field) {
                 return Some(self.location(*pos));
             }
             let cut = field.rfind(['.', '['])?;
@@ -127,7 +148,8 @@ impl Source {
 
     /// Where the key of `field` is written (for "unknown" or "duplicate" style errors).
     pub fn locate_key(&self, field: &str) -> Option<Location> {
-        self.keys
+        self.idx()
+            .keys
             .get(field)
             .map(|p| self.location(*p))
             .or_else(|| self.locate(field))
@@ -135,7 +157,7 @@ impl Source {
 
     /// The scalar written at `field`, if it is one.
     pub fn scalar(&self, field: &str) -> Option<&Scalar> {
-        self.values.get(field).and_then(|(_, s)| s.as_ref())
+        self.idx().values.get(field).and_then(|(_, s)| s.as_ref())
     }
 
     /// An error at `field` in this file.
@@ -177,16 +199,18 @@ enum Frame {
 }
 
 struct Indexer<'a> {
-    source: &'a mut Source,
+    source: &'a Source,
+    index: Index,
     stack: Vec<Frame>,
     problems: Vec<Diagnostic>,
 }
 
 impl Indexer<'_> {
-    fn run(source: &mut Source) -> Vec<Diagnostic> {
-        let text = source.text.clone();
+    fn run(source: &Source) -> (Index, Vec<Diagnostic>) {
+        let text = &source.text;
         let mut indexer = Indexer {
             source,
+            index: Index::default(),
             stack: Vec::new(),
             problems: Vec::new(),
         };
@@ -195,7 +219,7 @@ impl Indexer<'_> {
             emit_anchor_events: true,
             emit_unresolved_aliases: true,
         };
-        for item in Parser::new_from_str_with_options(&text, options) {
+        for item in Parser::new_from_str_with_options(text, options) {
             let (event, span) = match item {
                 Ok(pair) => pair,
                 Err(e) => {
@@ -276,7 +300,7 @@ impl Indexer<'_> {
                 break;
             }
         }
-        indexer.problems
+        (indexer.index, indexer.problems)
     }
 
     fn problem(&mut self, span: &Span, message: &str, hint: &str) {
@@ -310,7 +334,7 @@ impl Indexer<'_> {
                 None => path.clone(),
             },
         };
-        self.source
+        self.index
             .values
             .entry(path.clone())
             .or_insert((Pos::from_span(span), None));
@@ -340,7 +364,7 @@ impl Indexer<'_> {
                         .with_hint("each key may appear once in a mapping; remove one of them"),
                 );
             }
-            self.source.keys.entry(full).or_insert(pos);
+            self.index.keys.entry(full).or_insert(pos);
             *key = Some(value);
             return;
         }
@@ -371,7 +395,7 @@ impl Indexer<'_> {
                     .with_hint("pass secrets through a file mounted from a Secret (e.g. `--token-auth-file=/path`), never inline"),
             );
         }
-        self.source
+        self.index
             .values
             .insert(path, (pos, Some(Scalar { text: value, plain })));
     }

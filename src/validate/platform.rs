@@ -303,7 +303,10 @@ pub fn header(src: &Source, api_version: &str, kind: &str, want: &str, errs: &mu
 
 /// Parses a Kubernetes version field, refusing YAML numbers with a hint to quote them.
 pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>) -> Option<KubeVersion> {
-    if let Some(s) = src.scalar(field)
+    // Only a value that reads as a number can have been one: the span index is consulted (and,
+    // for a cached file, built) only then.
+    if text.parse::<f64>().is_ok()
+        && let Some(s) = src.scalar(field)
         && s.plain
         && s.text.parse::<f64>().is_ok()
     {

@@ -12,6 +12,7 @@ mod pin;
 mod providers;
 mod registry;
 mod render;
+mod stat_cache;
 mod topology;
 mod validate;
 mod watch;

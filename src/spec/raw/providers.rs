@@ -3,10 +3,10 @@
 //! `../shared/spec/tenant.md`); credentials are always the name of a Secret, never a value.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `spec.infrastructure`: the provider and exactly its block.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Infrastructure {
     /// The infrastructure provider of the worker machines.
@@ -51,7 +51,7 @@ impl Infrastructure {
 }
 
 /// An infrastructure provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provider {
     /// Proxmox VE (ionos-cloud/cluster-api-provider-proxmox, CAPMOX).
@@ -112,7 +112,7 @@ impl Provider {
 }
 
 /// `spec.infrastructure.proxmox`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Proxmox {
     /// The Proxmox node that holds the VM template.
@@ -134,7 +134,7 @@ pub struct Proxmox {
 }
 
 /// `proxmox.ipv4`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ipv4Config {
     /// Address ranges (`10.0.5.10-10.0.5.60`) or CIDRs.
@@ -146,7 +146,7 @@ pub struct Ipv4Config {
 }
 
 /// A per-pool override of the Proxmox block.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProxmoxPool {
     /// Overrides `sourceNode`.
@@ -161,7 +161,7 @@ pub struct ProxmoxPool {
 }
 
 /// `spec.infrastructure.hetzner`: Hetzner Cloud servers (CAPH `HCloudMachine`s).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Hetzner {
     /// The Hetzner Cloud location: `fsn1`, `nbg1`, `hel1`, `ash`, `hil` or `sin`. Also the
@@ -184,7 +184,7 @@ pub struct Hetzner {
 }
 
 /// `spec.infrastructure.kubevirt`: KubeVirt virtual machines in the management cluster.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Kubevirt {
     /// The node image: a container disk such as `quay.io/capk/ubuntu-2404-container-disk:v1.33.4`.
@@ -195,7 +195,7 @@ pub struct Kubevirt {
 }
 
 /// `spec.infrastructure.nutanix`: Nutanix AHV virtual machines.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Nutanix {
     /// The Prism Central that manages the cluster.
@@ -209,7 +209,7 @@ pub struct Nutanix {
 }
 
 /// `nutanix.prismCentral`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PrismCentral {
     /// Host name or IP address of Prism Central.
@@ -225,7 +225,7 @@ pub struct PrismCentral {
 }
 
 /// `spec.infrastructure.metal-stack`: metal-stack bare-metal machines.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MetalStack {
     /// The metal-stack project.
@@ -244,7 +244,7 @@ pub struct MetalStack {
 }
 
 /// `metal-stack.firewall`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetalStackFirewall {
     /// The firewall image, e.g. `firewall-ubuntu-3.0`.
@@ -256,7 +256,7 @@ pub struct MetalStackFirewall {
 }
 
 /// `spec.infrastructure.packet`: Equinix Metal devices (deprecated upstream).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Packet {
     /// The Equinix Metal project.
@@ -271,7 +271,7 @@ pub struct Packet {
 }
 
 /// `spec.infrastructure.aws`: Amazon EC2 instances.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Aws {
     /// The AWS region, e.g. `eu-central-1`.

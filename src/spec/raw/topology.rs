@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Infrastructure, Machine};
 
 /// Any YAML value: a variable's value, default or enum member, or a patch's value. Maps are
 /// sorted so the output does not depend on how the input was written.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Json {
     /// `null`.
@@ -59,7 +59,7 @@ impl Json {
 }
 
 /// A tenant's `spec.topology`: the ClusterClass it is built from and its variables.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantTopology {
     /// The name of a ClusterClass in kaas.yaml `spec.topology.classes`.
@@ -70,7 +70,7 @@ pub struct TenantTopology {
 }
 
 /// `spec.topology` of the Platform: ClusterClasses tenants may be built from.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlatformTopology {
     /// The namespace of the classes and their templates (default `kaas-classes`).
@@ -81,7 +81,7 @@ pub struct PlatformTopology {
 
 /// One ClusterClass: a provider, the worker machine size, variables and patches. The Kamaji
 /// control plane and kubeadm templates are shared by every class.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassSpec {
     /// The class name, a DNS-1123 label.
@@ -100,7 +100,7 @@ pub struct ClassSpec {
 }
 
 /// A ClusterClass variable.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Variable {
     /// The name tenants use; letters, digits and `_`, not starting with `builtin` or `kaas`.
@@ -113,7 +113,7 @@ pub struct Variable {
 }
 
 /// The OpenAPI v3 subset ClusterClass variables use.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct VariableSchema {
     /// `string`, `integer`, `number`, `boolean`, `array` or `object`.
@@ -149,7 +149,7 @@ pub struct VariableSchema {
 }
 
 /// An OpenAPI type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SchemaType {
     /// A string.
@@ -181,7 +181,7 @@ impl SchemaType {
 }
 
 /// A ClusterClass patch: JSON patch operations on one of the class's templates.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Patch {
     /// A unique name.
@@ -198,7 +198,7 @@ pub struct Patch {
 }
 
 /// The template a patch applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum PatchTarget {
     /// The shared `KamajiControlPlaneTemplate`.
@@ -213,7 +213,7 @@ pub enum PatchTarget {
 
 /// One JSON patch operation (RFC 6902). `path` is a JSON pointer: `~1` stands for `/` and
 /// `~0` for `~` inside a key, e.g. `/spec/template/metadata/annotations/example.com~1team`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchOp {
     /// `add`, `replace` or `remove`.
@@ -229,7 +229,7 @@ pub struct PatchOp {
 }
 
 /// A JSON patch operation kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PatchOpKind {
     /// Add (or replace) a member.

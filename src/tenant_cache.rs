@@ -1,0 +1,154 @@
+//! Parsed tenant files, kept between runs by the sha256 of their bytes (issue 8). Parsing every
+//! tenant file dominates a render that changes one tenant of a large fleet; a file whose exact
+//! bytes were loaded before by this binary is taken from here instead: its typed value, with
+//! the span index rebuilt only if a diagnostic needs it. Content-addressed, so a stale entry
+//! can only be unused, never wrong. Lives next to the stat cache in the git folder.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use crate::commands::inputs::Inputs;
+use crate::commands::pipeline::ParseCache;
+use crate::spec::load::Loaded;
+use crate::spec::raw::TenantFile;
+use crate::spec::source::Source;
+use crate::stat_cache;
+
+const CACHE_FILE: &str = "tenants.json";
+const MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The cache as loaded: empty when there is none, it is unreadable or from another binary.
+/// Values stay raw JSON until a tenant file needs them: a run reads one value per tenant file,
+/// in parallel, and writes unchanged ones back without serializing them again.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct TenantCache {
+    key: String,
+    tenants: HashMap<String, Box<RawValue>>,
+}
+
+fn digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl TenantCache {
+    /// Reads the cache of `repo`, if it has a usable one.
+    pub fn load(repo: &Path) -> TenantCache {
+        let key = stat_cache::binary_key();
+        let read = || -> Option<TenantCache> {
+            let path = stat_cache::cache_dir(repo)?.join(CACHE_FILE);
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            if !meta.is_file() || meta.len() > MAX_CACHE_BYTES {
+                return None;
+            }
+            let cache: TenantCache = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+            (cache.key == key).then_some(cache)
+        };
+        read().unwrap_or(TenantCache {
+            key,
+            tenants: HashMap::new(),
+        })
+    }
+
+    /// Puts every tenant file of `inputs` found here into `parsed`; returns how many.
+    pub fn seed(&self, inputs: &Inputs, parsed: &mut ParseCache) -> usize {
+        if self.tenants.is_empty() {
+            return 0;
+        }
+        let hits: Vec<(String, Vec<u8>, Loaded<TenantFile>)> = inputs
+            .tenants
+            .par_iter()
+            .filter_map(|(path, _, bytes)| {
+                let value: TenantFile = serde_json::from_str(self.tenants.get(&digest(bytes))?.get()).ok()?;
+                let text = std::str::from_utf8(bytes).ok()?.to_string();
+                let source = Source::unindexed(path, text);
+                Some((path.clone(), bytes.clone(), Loaded { value, source }))
+            })
+            .collect();
+        let n = hits.len();
+        for (path, bytes, loaded) in hits {
+            parsed.insert(path, bytes, Arc::new(loaded));
+        }
+        n
+    }
+
+    /// Records the tenant files of `inputs` that `parsed` holds, when that differs from what
+    /// was loaded. Best effort, like the stat cache: a cache that cannot be written is absent.
+    pub fn save(mut self, repo: &Path, inputs: &Inputs, parsed: &ParseCache) {
+        let Some(dir) = stat_cache::cache_dir(repo) else { return };
+        let current: HashMap<String, Box<RawValue>> = inputs
+            .tenants
+            .par_iter()
+            .filter_map(|(path, _, bytes)| {
+                let sha = digest(bytes);
+                let raw = match self.tenants.get(&sha) {
+                    Some(raw) => raw.clone(),
+                    None => serde_json::value::to_raw_value(&parsed.get(path)?.value).ok()?,
+                };
+                Some((sha, raw))
+            })
+            .collect();
+        if current.len() == self.tenants.len() && current.keys().all(|k| self.tenants.contains_key(k)) {
+            return;
+        }
+        self.tenants = current;
+        let tmp = dir.join(format!("{CACHE_FILE}.{}.tmp", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            stat_cache::prepare_dir(&dir)?;
+            std::fs::write(&tmp, serde_json::to_vec(&self).map_err(std::io::Error::other)?)?;
+            std::fs::rename(&tmp, dir.join(CACHE_FILE))
+        };
+        if write().is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::load;
+
+    /// Every tenant file the project ships, as (path, bytes).
+    fn shipped_tenants() -> Vec<(String, Vec<u8>)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = vec![root.join("tenants")];
+        for group in ["tests/fixtures/providers", "tests/fixtures/topology"] {
+            let Ok(entries) = std::fs::read_dir(root.join(group)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                dirs.push(e.path().join("tenants"));
+            }
+            dirs.push(root.join(group).join("tenants"));
+        }
+        let mut out = Vec::new();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "yaml") {
+                    out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_cached_value_is_the_parsed_value() {
+        let files = shipped_tenants();
+        assert!(files.len() >= 10, "found only {} tenant files", files.len());
+        for (path, bytes) in files {
+            let parsed = load::parse::<TenantFile>(&path, &bytes).unwrap_or_else(|e| panic!("{path}: {e:?}"));
+            let raw = serde_json::value::to_raw_value(&parsed.value).unwrap();
+            let back: TenantFile = serde_json::from_str(raw.get()).unwrap();
+            assert_eq!(format!("{:?}", parsed.value), format!("{back:?}"), "{path}");
+        }
+    }
+}
