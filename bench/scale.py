@@ -17,13 +17,15 @@ import gen  # noqa: E402
 
 
 def timed(args, cwd):
-    """Runs the binary under /usr/bin/time; returns (seconds, peak RSS in MiB)."""
-    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", BIN, "-q"] + args, cwd=cwd,
+    """Runs the binary under /usr/bin/time; returns (seconds by the wall clock, peak RSS in MiB)."""
+    start = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", BIN, "-q"] + args, cwd=cwd,
                          capture_output=True, text=True)
+    secs = time.perf_counter() - start
     if out.returncode not in (0, 1):
         sys.exit(f"{args} failed: {out.stderr}")
-    secs, kb = out.stderr.strip().splitlines()[-1].split()
-    return float(secs), int(kb) / 1024
+    kb = out.stderr.strip().splitlines()[-1]
+    return secs, int(kb) / 1024
 
 
 def best(n, args, cwd, prepare=None):
@@ -35,11 +37,12 @@ def best(n, args, cwd, prepare=None):
     return min(r[0] for r in runs), max(r[1] for r in runs)
 
 
-def settle():
-    """Lets the file system finish earlier work: on ext4 here, creating files right after a large
-    tree was deleted is up to 10x slower, which would be measured as render time."""
+def settle(seconds):
+    """Lets the file system finish earlier work. This machine's root file system is ext4 mounted
+    with `discard`: for a while after a large tree is deleted, creating files is up to 10x
+    slower, which would be measured as render time."""
     os.sync()
-    time.sleep(3)
+    time.sleep(seconds)
 
 
 def main():
@@ -50,12 +53,14 @@ def main():
     for n in sizes:
         runs = 3 if n <= 1000 else 1
         roots = [tempfile.mkdtemp(prefix=f"kaas-bench-{n}-") for _ in range(runs)]
-        # Cold: a freshly generated repository that was never rendered, on a settled file system.
-        fulls = []
+        # Cold: freshly generated repositories, never rendered, on a settled file system.
         for root in roots:
             gen.main_args(root, n)
-            settle()
+        settle(10)
+        fulls = []
+        for root in roots:
             fulls.append(timed(["render"], root))
+            settle(3)
         full, rss = min(f[0] for f in fulls), max(f[1] for f in fulls)
         root = roots[0]
         for other in roots[1:]:
@@ -92,8 +97,10 @@ def main():
                            check=True, capture_output=True)
         kust = (time.perf_counter() - start) / len(sample) * n
         print(f"{n:>8} {files:>7} {full:>7.3f}s {after_rm:>7.3f}s {noop:>7.3f}s {full_noop:>7.3f}s {check:>7.3f}s "
-              f"{one:>8.3f}s {rss:>8.1f} {kust:>14.1f}s {kust / full:>6.0f}x")
+              f"{one:>8.3f}s {rss:>8.1f} {kust:>14.1f}s {kust / full:>6.0f}x   (full runs: "
+              + ", ".join(f"{f[0]:.2f}s" for f in fulls) + ")", flush=True)
         shutil.rmtree(root)
+        settle(10)
     print("full*: full render right after deleting the previous output (ext4's deferred deletion work)")
     print("no-op**: no-op without the stat cache (the full pipeline; what the first no-op after a write costs)")
 

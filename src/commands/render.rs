@@ -42,13 +42,14 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     // `--check` is a CI gate: it compares every file, so hand edits inside overlays are caught.
     let mut select = args.select.clone();
     select.full |= args.check;
-    let inputs = match inputs::read(repo)? {
+    // Tenant files parsed by an earlier run are not parsed again (see tenant_cache); the cache
+    // is read while the inputs are.
+    let (inputs, known) = rayon::join(|| inputs::read(repo), || TenantCache::load(repo));
+    let inputs = match inputs? {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
         Ok(inputs) => inputs,
     };
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
-    // Tenant files parsed by an earlier run are not parsed again (see tenant_cache).
-    let known = TenantCache::load(repo);
     let mut parsed = pipeline::ParseCache::default();
     let hits = known.seed(&inputs, &mut parsed);
     let rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {

@@ -18,6 +18,7 @@ use crate::lock::Lock;
 use crate::model::{Model, Platform};
 use crate::spec::load::Loaded;
 use crate::spec::raw::{PlatformFile, TenantFile};
+use rayon::prelude::*;
 
 /// A loaded tenant file and its stem (`acme` for `tenants/acme.yaml`).
 pub type TenantInput = (String, std::sync::Arc<Loaded<TenantFile>>);
@@ -48,9 +49,15 @@ pub fn validate(
     let platform_model = platform::platform(platform)?;
     let mut errs = Vec::new();
     let mut built = Vec::new();
-    for (stem, loaded) in tenants {
-        match tenant::tenant(loaded, stem, &platform_model) {
-            Ok(t) => built.push((t, &loaded.source)),
+    // Each tenant on its own, in parallel; results are taken in input order, so the errors
+    // come out the same on every run.
+    let checked: Vec<_> = tenants
+        .par_iter()
+        .map(|(stem, loaded)| (tenant::tenant(loaded, stem, &platform_model), &loaded.source))
+        .collect();
+    for (result, source) in checked {
+        match result {
+            Ok(t) => built.push((t, source)),
             Err(e) => errs.extend(e),
         }
     }
@@ -59,9 +66,15 @@ pub fn validate(
     }
     built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let vips = fleet::allocate_vips(&platform_model, &mut built, &lock.vips)?;
-    for (t, src) in &built {
-        providers::tenant_rules(src, t, &mut errs);
-    }
+    let rule_errors: Vec<Vec<Diagnostic>> = built
+        .par_iter()
+        .map(|(t, src)| {
+            let mut e = Vec::new();
+            providers::tenant_rules(src, t, &mut e);
+            e
+        })
+        .collect();
+    errs.extend(rule_errors.into_iter().flatten());
     if !errs.is_empty() {
         return Err(errs);
     }
