@@ -25,7 +25,7 @@ pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitSt
         },
     };
     printer.diagnostics(&rendered.warnings);
-    let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
+    let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     printer.data(&plan.unified_diff());
     if plan.is_empty() {
         printer.status("no changes");

@@ -117,7 +117,7 @@ fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Dia
 /// lock, never a torn one.
 fn write_lock(repo: &Path, bytes: Vec<u8>) -> Result<()> {
     let desired: Tree = [(LOCK_PATH.to_string(), bytes)].into_iter().collect();
-    let plan = tree::plan(repo, &desired, &[], &[])?;
+    let plan = tree::plan(repo, desired, &[], &[])?;
     tree::apply(repo, &plan).with_context(|| format!("failed to write `{LOCK_PATH}`"))
 }
 

@@ -57,7 +57,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         Ok(r) => r,
     };
     let render_ms = started.elapsed().as_secs_f64() * 1e3;
-    let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
+    let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     let compare_ms = started.elapsed().as_secs_f64() * 1e3;
     if printer.verbose() {
         printer.status(&format!(
@@ -95,7 +95,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
                     k.clone()
                 }
             });
-            let files: Vec<String> = rendered.tree.keys().cloned().chain(kept).collect();
+            let files: Vec<String> = plan.unchanged_paths.iter().cloned().chain(kept).collect();
             let outcome = stat_cache::Outcome {
                 tenants: tenants.clone(),
                 unchanged: plan.unchanged,

@@ -164,7 +164,7 @@ fn try_render(
         }
     };
     let t_render = started.elapsed().as_secs_f64() * 1e3;
-    let plan = tree::plan(repo, &rendered.tree, &rendered.owned, &rendered.keep)?;
+    let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     if printer.verbose() {
         printer.status(&format!(
             "timings: read inputs {t_read:.1} ms, load+validate+render {:.1} ms, compare {:.1} ms",
