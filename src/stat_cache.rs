@@ -32,12 +32,35 @@ const MAX_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What `stat` says of a path; `None` in a record means the path did not exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "SigRow", into = "SigRow")]
 pub struct Sig {
     size: u64,
     mtime_ns: i128,
     ctime_ns: i128,
     ino: u64,
     mode: u32,
+}
+
+/// A `Sig` as written in the cache file: a bare array, which keeps the file small and quick to
+/// read (a fleet has a few thousand entries).
+type SigRow = (u64, i128, i128, u64, u32);
+
+impl From<SigRow> for Sig {
+    fn from((size, mtime_ns, ctime_ns, ino, mode): SigRow) -> Sig {
+        Sig {
+            size,
+            mtime_ns,
+            ctime_ns,
+            ino,
+            mode,
+        }
+    }
+}
+
+impl From<Sig> for SigRow {
+    fn from(s: Sig) -> SigRow {
+        (s.size, s.mtime_ns, s.ctime_ns, s.ino, s.mode)
+    }
 }
 
 impl Sig {
