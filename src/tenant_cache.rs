@@ -4,7 +4,7 @@
 //! the span index rebuilt only if a diagnostic needs it. Content-addressed, so a stale entry
 //! can only be unused, never wrong. Lives next to the stat cache in the git folder.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,6 +30,9 @@ const MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 pub struct TenantCache {
     key: String,
     tenants: HashMap<String, Box<RawValue>>,
+    /// This run's tenant files' digests by path, computed once by `seed` for `save`.
+    #[serde(skip)]
+    digests: HashMap<String, String>,
 }
 
 fn digest(bytes: &[u8]) -> String {
@@ -51,12 +54,17 @@ impl TenantCache {
         };
         read().unwrap_or(TenantCache {
             key,
-            tenants: HashMap::new(),
+            ..TenantCache::default()
         })
     }
 
     /// Puts every tenant file of `inputs` found here into `parsed`; returns how many.
-    pub fn seed(&self, inputs: &Inputs, parsed: &mut ParseCache) -> usize {
+    pub fn seed(&mut self, inputs: &Inputs, parsed: &mut ParseCache) -> usize {
+        self.digests = inputs
+            .tenants
+            .par_iter()
+            .map(|(path, _, bytes)| (path.clone(), digest(bytes)))
+            .collect();
         if self.tenants.is_empty() {
             return 0;
         }
@@ -64,7 +72,8 @@ impl TenantCache {
             .tenants
             .par_iter()
             .filter_map(|(path, _, bytes)| {
-                let value: TenantFile = serde_json::from_str(self.tenants.get(&digest(bytes))?.get()).ok()?;
+                let raw = self.tenants.get(self.digests.get(path)?)?;
+                let value: TenantFile = serde_json::from_str(raw.get()).ok()?;
                 let text = std::str::from_utf8(bytes).ok()?.to_string();
                 let source = Source::unindexed(path, text);
                 Some((path.clone(), bytes.clone(), Loaded { value, source }))
@@ -77,25 +86,32 @@ impl TenantCache {
         n
     }
 
-    /// Records the tenant files of `inputs` that `parsed` holds, when that differs from what
-    /// was loaded. Best effort, like the stat cache: a cache that cannot be written is absent.
+    /// Records the tenant files of `inputs` (as digested by `seed`) that `parsed` holds, when
+    /// that differs from what was loaded. Best effort, like the stat cache: a cache that cannot
+    /// be written is absent.
     pub fn save(mut self, repo: &Path, inputs: &Inputs, parsed: &ParseCache) {
         let Some(dir) = stat_cache::cache_dir(repo) else { return };
+        let parsed_digests: HashSet<&String> = inputs
+            .tenants
+            .iter()
+            .filter(|(path, _, _)| parsed.get(path).is_some())
+            .filter_map(|(path, _, _)| self.digests.get(path))
+            .collect();
+        if parsed_digests.len() == self.tenants.len() && parsed_digests.iter().all(|d| self.tenants.contains_key(*d)) {
+            return;
+        }
         let current: HashMap<String, Box<RawValue>> = inputs
             .tenants
             .par_iter()
-            .filter_map(|(path, _, bytes)| {
-                let sha = digest(bytes);
-                let raw = match self.tenants.get(&sha) {
+            .filter_map(|(path, _, _)| {
+                let sha = self.digests.get(path)?;
+                let raw = match self.tenants.get(sha) {
                     Some(raw) => raw.clone(),
                     None => serde_json::value::to_raw_value(&parsed.get(path)?.value).ok()?,
                 };
-                Some((sha, raw))
+                Some((sha.clone(), raw))
             })
             .collect();
-        if current.len() == self.tenants.len() && current.keys().all(|k| self.tenants.contains_key(k)) {
-            return;
-        }
         self.tenants = current;
         let tmp = dir.join(format!("{CACHE_FILE}.{}.tmp", std::process::id()));
         let write = || -> std::io::Result<()> {

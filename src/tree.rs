@@ -100,18 +100,6 @@ pub fn plan(repo: &Path, tree: Tree, owned: &[String], keep: &[String]) -> Resul
         .par_iter()
         .map(|(path, new)| read_if_exists(&repo.join(path), new.len()))
         .collect();
-    let mut wanted: BTreeSet<String> = BTreeSet::new();
-    for ((path, new), old) in tree.into_iter().zip(existing) {
-        match old? {
-            None => plan.created.push((path.clone(), new)),
-            Some(old) if old == new => {
-                plan.unchanged += 1;
-                plan.unchanged_paths.push(path.clone());
-            }
-            Some(old) => plan.changed.push((path.clone(), old, new)),
-        }
-        wanted.insert(path);
-    }
     // Kept paths are looked up once per file and folder: a fleet keeps thousands of them.
     let keep: HashSet<&str> = keep.iter().map(|k| k.trim_end_matches('/')).collect();
     let kept = |path: &str| keep.contains(path) || path.match_indices('/').any(|(end, _)| keep.contains(&path[..end]));
@@ -122,15 +110,23 @@ pub fn plan(repo: &Path, tree: Tree, owned: &[String], keep: &[String]) -> Resul
     // `kaas.lock`'s temp file lives in the root, which no render owns as a whole.
     on_disk.extend(root_leftovers(repo)?);
     for path in on_disk {
-        if kept(&path) && !path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK)) {
-            plan.unchanged += 1;
-            continue;
-        }
         if path.rsplit('/').next().is_some_and(|f| f.contains(TEMP_MARK)) {
             plan.leftovers.push(path);
-        } else if !wanted.contains(&path) {
+        } else if kept(&path) {
+            plan.unchanged += 1;
+        } else if !tree.contains_key(&path) {
             let old = read_stale(&repo.join(&path))?;
             plan.deleted.push((path, old));
+        }
+    }
+    for ((path, new), old) in tree.into_iter().zip(existing) {
+        match old? {
+            None => plan.created.push((path, new)),
+            Some(old) if old == new => {
+                plan.unchanged += 1;
+                plan.unchanged_paths.push(path);
+            }
+            Some(old) => plan.changed.push((path, old, new)),
         }
     }
     Ok(plan)

@@ -128,26 +128,31 @@ enum Entry {
 fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>> {
     let rel = format!("tenants/{name}");
     let path = dir.join(name);
-    if name.starts_with('.') || path.is_dir() {
+    if name.starts_with('.') || !(name.ends_with(".yml") || name.ends_with(".yaml")) {
         return Ok(None);
     }
-    if name.ends_with(".yml") {
+    // One `lstat` per entry: a folder (or a link to one) is skipped, a regular file in
+    // `tenants/` (already shown to be inside the repository) needs no further look, and
+    // anything else (a symlink, a FIFO) gets the full check below.
+    let meta = fs_err::symlink_metadata(&path)?;
+    if meta.is_dir() || (meta.file_type().is_symlink() && path.is_dir()) {
+        return Ok(None);
+    }
+    if let Some(stem) = name.strip_suffix(".yml") {
         return Ok(Some(Entry::Problem(
             Diagnostic::error(format!("`{rel}` ends in `.yml`"))
                 .in_file(rel.clone())
                 .with_hint(format!(
-                    "tenant files end in `.yaml`: rename it to `tenants/{}.yaml`",
-                    name.trim_end_matches(".yml")
+                    "tenant files end in `.yaml`: rename it to `tenants/{stem}.yaml`"
                 )),
         )));
     }
     let Some(stem) = name.strip_suffix(".yaml") else {
         return Ok(None);
     };
-    // A regular file in `tenants/` (already shown to be inside the repository) needs no
-    // further look; anything else (a symlink, a FIFO) gets the full check.
-    let regular = fs_err::symlink_metadata(&path)?.is_file();
-    if !regular && let Some(problem) = refuse_file(repo_root, &path, &rel)? {
+    if !meta.is_file()
+        && let Some(problem) = refuse_file(repo_root, &path, &rel)?
+    {
         return Ok(Some(Entry::Problem(problem)));
     }
     let bytes = read_bounded(&path)?;

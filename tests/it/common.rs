@@ -146,6 +146,23 @@ impl Repo {
         run.stderr
     }
 
+    /// Edits `rel` with `edit` (which must change it), then asserts `render` refuses it as
+    /// [`Repo::assert_render_refused`] does. Returns stderr.
+    #[track_caller]
+    pub fn assert_edit_refused(
+        &self,
+        rel: &str,
+        edit: impl Fn(&str) -> String,
+        location: &str,
+        message: &str,
+    ) -> String {
+        let original = self.read(rel);
+        let edited = edit(&original);
+        assert_ne!(original, edited, "the edit changed nothing");
+        self.write(rel, &edited);
+        self.assert_render_refused(location, message)
+    }
+
     /// Every file under the repository (relative path -> bytes), excluding `.git` and the
     /// repository lock file: that file exists only while a run holds the lock, and a watcher
     /// in another process may remove it between listing the folder and reading it.

@@ -453,12 +453,7 @@ fn aws_guarantees() {
 /// Renders `provider`'s fixture, then edits `rel` and checks the next render fails as expected.
 #[track_caller]
 fn refused(provider: &str, rel: &str, edit: impl Fn(&str) -> String, location: &str, message: &str) -> String {
-    let repo = render(provider);
-    let original = repo.read(rel);
-    let edited = edit(&original);
-    assert_ne!(original, edited, "the edit changed nothing");
-    repo.write(rel, &edited);
-    repo.assert_render_refused(location, message)
+    render(provider).assert_edit_refused(rel, edit, location, message)
 }
 
 #[test]

@@ -285,12 +285,7 @@ fn a_tenant_renders_a_cluster_with_topology() {
 /// Renders the fixture, edits `rel`, and checks the next render fails as expected.
 #[track_caller]
 fn refused(rel: &str, edit: impl Fn(&str) -> String, location: &str, message: &str) -> String {
-    let repo = render();
-    let original = repo.read(rel);
-    let edited = edit(&original);
-    assert_ne!(original, edited, "the edit changed nothing");
-    repo.write(rel, &edited);
-    repo.assert_render_refused(location, message)
+    render().assert_edit_refused(rel, edit, location, message)
 }
 
 #[test]
