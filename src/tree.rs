@@ -33,6 +33,9 @@ pub struct Plan {
     pub unchanged: usize,
     /// The desired files already as desired (kept overlays' files are counted, not listed).
     pub unchanged_paths: Vec<String>,
+    /// The folders listed to find stale files: a file added to one moves its mtime, which is
+    /// what the stat cache watches (see `stat_cache`).
+    pub listed_dirs: Vec<String>,
 }
 
 impl Plan {
@@ -105,7 +108,13 @@ pub fn plan(repo: &Path, tree: Tree, owned: &[String], keep: &[String]) -> Resul
     let kept = |path: &str| keep.contains(path) || path.match_indices('/').any(|(end, _)| keep.contains(&path[..end]));
     let mut on_disk = BTreeSet::new();
     for prefix in owned {
-        list_files(repo, prefix.trim_end_matches('/'), &keep, &mut on_disk)?;
+        list_files(
+            repo,
+            prefix.trim_end_matches('/'),
+            &keep,
+            &mut on_disk,
+            &mut plan.listed_dirs,
+        )?;
     }
     // `kaas.lock`'s temp file lives in the root, which no render owns as a whole.
     on_disk.extend(root_leftovers(repo)?);
@@ -208,12 +217,19 @@ fn read_if_exists(path: &Path, expected: usize) -> Result<Option<Vec<u8>>> {
     }
 }
 
-fn list_files(repo: &Path, rel: &str, keep: &HashSet<&str>, out: &mut BTreeSet<String>) -> Result<()> {
+fn list_files(
+    repo: &Path,
+    rel: &str,
+    keep: &HashSet<&str>,
+    out: &mut BTreeSet<String>,
+    listed: &mut Vec<String>,
+) -> Result<()> {
     let dir = repo.join(rel);
     let entries = match std::fs::read_dir(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         other => other.with_context(|| format!("failed to list `{}`", dir.display()))?,
     };
+    listed.push(rel.to_string());
     for entry in entries {
         let entry = entry.with_context(|| format!("failed to list `{}`", dir.display()))?;
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -222,7 +238,7 @@ fn list_files(repo: &Path, rel: &str, keep: &HashSet<&str>, out: &mut BTreeSet<S
         if ft.is_dir() {
             // A kept overlay is current: its files need not be listed one by one.
             if !keep.contains(child.as_str()) {
-                list_files(repo, &child, keep, out)?;
+                list_files(repo, &child, keep, out, listed)?;
             }
         } else {
             out.insert(child);

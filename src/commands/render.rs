@@ -16,17 +16,26 @@ use crate::{stat_cache, tree};
 /// Runs `render`.
 pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStatus> {
     let started = std::time::Instant::now();
-    // A plain render of an unchanged repository is proved a no-op from file stats alone.
-    let cacheable = !args.check && !args.commit && !args.select.full && args.select.tenants.is_empty();
+    // A render or check of an unchanged repository is proved from file stats alone. Options
+    // that ask for more (`--full`), for less (`--tenant`) or for a commit take the full pipeline.
+    let cacheable = !args.commit && args.select.tenants.is_empty() && (args.check || !args.select.full);
+    let mode = if args.check {
+        stat_cache::Mode::Check
+    } else {
+        stat_cache::Mode::Render
+    };
     let cache_key = stat_cache::key(args.select.locked);
-    if cacheable && let Some(outcome) = stat_cache::lookup(repo, &cache_key) {
+    if cacheable && let Some(outcome) = stat_cache::lookup(repo, mode, &cache_key) {
         if printer.verbose() {
-            printer.status("stat cache: no input or output changed since the last render");
+            printer.status("stat cache: no input or output changed since the last run that compared them");
         }
         let plan = tree::Plan {
             unchanged: outcome.unchanged,
             ..tree::Plan::default()
         };
+        if args.check {
+            return Ok(report_check(printer, args.format, &plan, &outcome.warnings));
+        }
         let summary = summarize(&plan, &outcome.tenants);
         report_written(
             printer,
@@ -39,6 +48,8 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         );
         return Ok(ExitStatus::Success);
     }
+    // Before anything is read: what changes from here on is newer than this (see Stamp).
+    let stamp = cacheable.then(|| stat_cache::Stamp::take(repo, mode)).flatten();
     // `--check` is a CI gate: it compares every file, so hand edits inside overlays are caught.
     let mut select = args.select.clone();
     select.full |= args.check;
@@ -75,8 +86,31 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         .map(|t| t.name.clone())
         .collect();
     let summary = summarize(&plan, &tenants);
+    // A run that found nothing to do is recorded, so the next one is proved from stats alone.
+    // Only such a run is recorded, so what the next one prints is exactly what this one printed.
+    let record = |stamp: stat_cache::Stamp| {
+        let kept = rendered.keep.iter().map(|k| {
+            if k.ends_with('/') {
+                format!("{k}kustomization.yaml")
+            } else {
+                k.clone()
+            }
+        });
+        let files: Vec<String> = plan.unchanged_paths.iter().cloned().chain(kept).collect();
+        let outcome = stat_cache::Outcome {
+            tenants: tenants.clone(),
+            unchanged: plan.unchanged,
+            warnings: rendered.warnings.clone(),
+        };
+        let outputs = stat_cache::output_paths(mode, files.iter().map(String::as_str), &plan.listed_dirs);
+        stat_cache::store(repo, stamp, &cache_key, outputs, outcome);
+    };
     if args.check {
-        // A check only reads: it leaves the caches as they are.
+        if plan.is_empty()
+            && let Some(stamp) = stamp
+        {
+            record(stamp);
+        }
         return Ok(report_check(printer, args.format, &plan, &rendered.warnings));
     }
     // Git is checked before anything is written, so a failure leaves the repository as it was.
@@ -85,28 +119,8 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         .then(|| Committer::prepare(repo, &rendered.model.platform))
         .transpose()?;
     if plan.is_empty() {
-        // A no-op: record it, so the next one is proved from stats alone. Only a no-op is
-        // recorded, so what the next one prints is exactly what this one printed.
-        if cacheable {
-            let kept = rendered.keep.iter().map(|k| {
-                if k.ends_with('/') {
-                    format!("{k}kustomization.yaml")
-                } else {
-                    k.clone()
-                }
-            });
-            let files: Vec<String> = plan.unchanged_paths.iter().cloned().chain(kept).collect();
-            let outcome = stat_cache::Outcome {
-                tenants: tenants.clone(),
-                unchanged: plan.unchanged,
-                warnings: rendered.warnings.clone(),
-            };
-            stat_cache::store(
-                repo,
-                &cache_key,
-                stat_cache::output_paths(files.iter().map(String::as_str)),
-                outcome,
-            );
+        if let Some(stamp) = stamp {
+            record(stamp);
         }
     } else {
         stat_cache::forget(repo);

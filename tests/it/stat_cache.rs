@@ -1,10 +1,16 @@
-//! The stat cache (issue 8): a no-op `render` in a git repository is proved from file stats
-//! alone, prints what the full no-op printed, and any change to an input or a compared output
-//! still takes the full pipeline.
+//! The stat cache (issue 8): a no-op `render`, and a passing `render --check`, in a git
+//! repository is proved from file stats alone, prints what the full run printed, and any change
+//! to an input or a compared output still takes the full pipeline.
 
 use crate::common::Repo;
 
 const HIT: &str = "stat cache: no input or output changed";
+
+/// Longer than a tick of the kernel's coarse clock: files written before it are strictly older
+/// than a run started after it, so that run may record them (see `stat_cache::Stamp`).
+fn past_racy_window() {
+    std::thread::sleep(std::time::Duration::from_millis(25));
+}
 
 fn git_repo() -> Repo {
     let repo = Repo::example();
@@ -37,6 +43,7 @@ fn assert_seen_then_cached(repo: &Repo, what: &str, expect_in_output: &str) {
     );
     let check = repo.run(&["render", "--check"]);
     assert_eq!(check.code, 0, "{what}: {}{}", check.stdout, check.stderr);
+    past_racy_window();
     let (hit, slow) = render(repo);
     assert!(
         !hit,
@@ -52,7 +59,7 @@ fn a_no_op_render_is_proved_from_stats_and_every_change_is_still_seen() {
     let repo = git_repo();
     assert_seen_then_cached(&repo, "first render", r#""status":"created""#);
     // The cache lives in the git folder: the working tree holds only what render writes.
-    assert!(repo.path().join(".git/kaas-gitops/render-stat.json").is_file());
+    assert!(repo.path().join(".git/kaas-gitops/render-stat.bin").is_file());
     assert!(!repo.snapshot().keys().any(|p| p.contains("kaas-gitops/")));
 
     let spec = repo.read("tenants/acme.yaml");
@@ -64,6 +71,18 @@ fn a_no_op_render_is_proved_from_stats_and_every_change_is_still_seen() {
 
     repo.write("flux/stray.yaml", "kind: Nothing\n");
     assert_seen_then_cached(&repo, "a stray file in flux/", r#""deleted":["flux/stray.yaml"]"#);
+
+    // A file put in an empty folder the render listed: only that folder's mtime moves.
+    std::fs::create_dir(repo.path().join("flux/empty")).unwrap();
+    past_racy_window();
+    assert!(!render(&repo).0);
+    assert!(render(&repo).0);
+    repo.write("flux/empty/stray.yaml", "kind: Nothing\n");
+    assert_seen_then_cached(
+        &repo,
+        "a file in an empty folder",
+        r#""deleted":["flux/empty/stray.yaml"]"#,
+    );
 
     // An in-place edit of the same length: only the file's own stat shows it.
     let rel = "flux/kustomization-kaas-platform.yaml";
@@ -156,4 +175,87 @@ fn tenants_from_the_parse_cache_render_the_same_bytes_and_errors_keep_their_line
     cached.write("kaas.yaml", &platform.replace("max: v1.34.99}", "max: v1.33.99}"));
     let err = cached.assert_render_refused("tenants/globex.yaml:8:", "v1.34.1");
     assert!(err.contains(r#"version: "v1.34.1""#), "{err}");
+}
+
+/// `render --check -v --format json`: (exit code, served from the stat cache, stdout).
+fn check(repo: &Repo) -> (i32, bool, String) {
+    let run = repo.run(&["-v", "render", "--check", "--format", "json"]);
+    (run.code, run.stderr.contains(HIT), run.stdout)
+}
+
+/// After a change: the full check fails and names `drifted`; a render repairs it; the next full
+/// check passes and records the state; the one after is served from the cache, identically.
+#[track_caller]
+fn assert_caught_then_cached(repo: &Repo, what: &str, drifted: &str) {
+    let (code, hit, out) = check(repo);
+    assert_eq!((code, hit), (1, false), "{what}: {out}");
+    assert!(out.contains(drifted), "{what}: no `{drifted}` in {out}");
+    assert_eq!(repo.run(&["render", "--full"]).code, 0, "{what}");
+    past_racy_window();
+    let (code, hit, slow) = check(repo);
+    assert_eq!((code, hit), (0, false), "{what}: the first check after a write: {slow}");
+    let (code, hit, fast) = check(repo);
+    assert_eq!(
+        (code, hit),
+        (0, true),
+        "{what}: the second check was not served from the cache"
+    );
+    assert_eq!(slow, fast, "{what}: the cached check printed something else");
+}
+
+#[test]
+fn a_passing_check_is_proved_from_stats_and_every_hand_edit_is_still_caught() {
+    let repo = git_repo();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    past_racy_window();
+    let (code, hit, _) = check(&repo);
+    assert_eq!((code, hit), (0, false));
+    let (code, hit, out) = check(&repo);
+    assert_eq!((code, hit), (0, true), "{out}");
+    assert!(repo.path().join(".git/kaas-gitops/check-stat.bin").is_file());
+
+    // What a plain render trusts and a check does not: a same-length, in-place edit of a file
+    // inside an overlay. Only that file's own stat shows it.
+    let kcp = "overlays/tenants/acme/kamajicontrolplane-acme.yaml";
+    let text = repo.read(kcp);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(repo.path().join(kcp))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.replacen("kind", "KIND", 1).as_bytes()))
+        .unwrap();
+    assert_caught_then_cached(&repo, "an in-place edit inside an overlay", kcp);
+
+    let stray = "overlays/tenants/acme/extra/stray.yaml";
+    std::fs::create_dir(repo.path().join("overlays/tenants/acme/extra")).unwrap();
+    repo.write(stray, "kind: Nothing\n");
+    assert_caught_then_cached(&repo, "a stray file in a new folder of an overlay", stray);
+
+    // An empty folder holds no drift, so the check passes and is recorded; a file put in it
+    // later moves only that folder's mtime.
+    std::fs::create_dir(repo.path().join("flux/empty")).unwrap();
+    past_racy_window();
+    let (code, hit, _) = check(&repo);
+    assert_eq!((code, hit), (0, false));
+    let (code, hit, _) = check(&repo);
+    assert_eq!((code, hit), (0, true));
+    repo.write("flux/empty/stray.yaml", "kind: Nothing\n");
+    assert_caught_then_cached(
+        &repo,
+        "a file in an empty folder the check listed",
+        "flux/empty/stray.yaml",
+    );
+
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write(
+        "tenants/acme.yaml",
+        &spec.replace("replicas: 2\n    dataStore", "replicas: 3\n    dataStore"),
+    );
+    assert_caught_then_cached(&repo, "an edited tenant", kcp);
+
+    // A render that writes forgets the check's record too.
+    repo.write("tenants/acme.yaml", &spec);
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert!(!repo.path().join(".git/kaas-gitops/check-stat.bin").exists());
+    let (code, hit, _) = check(&repo);
+    assert_eq!((code, hit), (0, false));
 }
