@@ -363,6 +363,62 @@ fn basic_auth_credentials_come_from_the_docker_config_file() {
     assert_eq!(from_home.code, 0, "{}", from_home.stderr);
 }
 
+#[test]
+fn public_images_pin_through_the_anonymous_token_flow_and_private_ones_with_credentials() {
+    // docker.io, quay.io, ghcr.io and registry.k8s.io answer an anonymous pull with a 401 that
+    // names a token server; a client fetches a pull token there and retries.
+    let reg = Registry::with_token_server();
+    push_platform(&reg);
+    let host = reg.host();
+    let repo = repo_on(&host, "tag: 26.8.2-edge");
+    let run = pin(&repo, &[], &no_credentials());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for (image, tag) in [KAMAJI, ETCD, AUTOSCALER] {
+        assert_eq!(locked(&repo, &format!("{host}/{image}"), tag), reg.digest(image, tag));
+    }
+    let log = reg.token_log();
+    assert!(
+        log.lines().any(|l| l == "anonymous repository:clastix/kamaji:pull"),
+        "no anonymous pull token was asked for:\n{log}"
+    );
+
+    // A repository the token server grants only to a logged-in user.
+    reg.push_image("private/kamaji", "26.8.2-edge", "private kamaji");
+    let platform = repo.read("kaas.yaml");
+    let private = platform.replace(
+        &format!("repository: {host}/clastix/kamaji\n"),
+        &format!("repository: {host}/private/kamaji\n"),
+    );
+    assert_ne!(private, platform);
+    repo.write("kaas.yaml", &private);
+    let before = repo.read("kaas.lock");
+    let anonymous = pin(&repo, &[], &no_credentials());
+    assert_eq!(anonymous.code, 2, "{}", anonymous.stderr);
+    assert!(
+        anonymous.stderr.contains(&format!("`{host}/private/kamaji:26.8.2-edge`"))
+            && anonymous.stderr.contains(&format!("hint: log in with `docker login {host}`")),
+        "{}",
+        anonymous.stderr
+    );
+    assert_eq!(repo.read("kaas.lock"), before);
+
+    let good = docker_config(&format!(
+        r#"{{"auths": {{"{host}": {{"auth": "{}"}}}}}}"#,
+        b64("kaas:s3cret-pass")
+    ));
+    let run = pin(&repo, &[], &good);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        locked(&repo, &format!("{host}/private/kamaji"), "26.8.2-edge"),
+        reg.digest("private/kamaji", "26.8.2-edge")
+    );
+    let log = reg.token_log();
+    assert!(
+        log.lines().any(|l| l == "kaas repository:private/kamaji:pull"),
+        "the credentials were not sent to the token server:\n{log}"
+    );
+}
+
 fn b64(text: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(text)

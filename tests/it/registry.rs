@@ -36,23 +36,95 @@ pub struct Registry {
     agent: ureq::Agent,
     /// `user:password` for pushes, when the registry has htpasswd auth.
     basic: Option<String>,
+    /// The token server, when the registry has token auth.
+    token: Option<TokenServer>,
+}
+
+/// How a test registry authenticates clients.
+enum Auth<'a> {
+    Anonymous,
+    /// HTTP basic auth with this user and password.
+    Htpasswd(&'a str, &'a str),
+    /// The bearer-token flow through `support/token_server.py`.
+    Token,
+}
+
+/// `tests/it/support/token_server.py` on a free port, with its own key and certificate; killed
+/// on drop.
+struct TokenServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl TokenServer {
+    #[track_caller]
+    fn start(dir: &Path) -> TokenServer {
+        let (key, cert, log) = (dir.join("token.key"), dir.join("token.crt"), dir.join("tokens.log"));
+        let out = Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kaas-token"])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .expect("`openssl` runs (CI's `.ci/run` installs it)");
+        assert!(out.status.success(), "openssl req: {out:?}");
+        std::fs::write(&log, "").unwrap();
+        let script = crate::common::project_root().join("tests/it/support/token_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args([&key, &cert, &log])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("the token server prints its port");
+        let port = line.trim().parse().unwrap_or_else(|_| panic!("a port, not {line:?}"));
+        TokenServer { child, port, log }
+    }
+
+    /// The registry's `auth:` block that sends clients here.
+    fn auth_block(&self, cert: &Path) -> String {
+        format!(
+            "auth:\n  token:\n    realm: http://127.0.0.1:{}/token\n    service: kaas-registry\n    issuer: kaas-token-issuer\n    rootcertbundle: {}\n",
+            self.port,
+            cert.display()
+        )
+    }
+}
+
+impl Drop for TokenServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Registry {
     /// An anonymous registry.
     #[track_caller]
     pub fn start() -> Registry {
-        Registry::launch(None)
+        Registry::launch(Auth::Anonymous)
     }
 
     /// A registry that requires HTTP basic auth with this user (bcrypt in an htpasswd file).
     #[track_caller]
     pub fn with_htpasswd(user: &str, password: &str) -> Registry {
-        Registry::launch(Some((user, password)))
+        Registry::launch(Auth::Htpasswd(user, password))
+    }
+
+    /// A registry behind the bearer-token flow, as public registries are: anyone gets a pull
+    /// token, except for `private/` repositories; `kaas:s3cret-pass` gets pull and push.
+    #[track_caller]
+    pub fn with_token_server() -> Registry {
+        Registry::launch(Auth::Token)
     }
 
     #[track_caller]
-    fn launch(auth: Option<(&str, &str)>) -> Registry {
+    fn launch(auth: Auth) -> Registry {
         // Not a skip: the pin tests are the proof that pinning works, so a machine without the
         // registry must fail loudly. `.ci/run` installs it.
         assert!(
@@ -61,9 +133,18 @@ impl Registry {
         );
         let dir = tempfile::tempdir().expect("a temp dir");
         let port = free_port();
+        let mut token = None;
+        let mut basic = None;
         let auth_block = match auth {
-            None => String::new(),
-            Some((user, password)) => {
+            Auth::Anonymous => String::new(),
+            Auth::Token => {
+                let server = TokenServer::start(dir.path());
+                let block = server.auth_block(&dir.path().join("token.crt"));
+                token = Some(server);
+                block
+            }
+            Auth::Htpasswd(user, password) => {
+                basic = Some(format!("{user}:{password}"));
                 let hash = bcrypt::hash_with_result(password, 4)
                     .expect("bcrypt hashes")
                     .format_for_version(bcrypt::Version::TwoY);
@@ -100,7 +181,8 @@ impl Registry {
             port,
             dir,
             agent,
-            basic: auth.map(|(u, p)| format!("{u}:{p}")),
+            basic,
+            token,
         };
         registry.wait_until_ready();
         registry
@@ -149,7 +231,25 @@ impl Registry {
         }
     }
 
-    fn authorize<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+    /// Adds the credentials a push to `repo` needs: basic auth, or a push token for `repo`.
+    fn authorize<B>(&self, repo: &str, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        if let Some(server) = &self.token {
+            let url = format!(
+                "http://127.0.0.1:{}/token?service=kaas-registry&scope=repository:{repo}:pull,push",
+                server.port
+            );
+            let basic = base64::engine::general_purpose::STANDARD.encode("kaas:s3cret-pass");
+            let mut resp = self
+                .agent
+                .get(&url)
+                .header("Authorization", format!("Basic {basic}"))
+                .call()
+                .expect("the token server answers");
+            let text = resp.body_mut().read_to_string().expect("a token response");
+            let body: serde_json::Value = serde_json::from_str(&text).expect("a JSON token");
+            let token = body["token"].as_str().expect("a token").to_string();
+            return req.header("Authorization", format!("Bearer {token}"));
+        }
         match &self.basic {
             Some(b) => req.header(
                 "Authorization",
@@ -159,12 +259,20 @@ impl Registry {
         }
     }
 
+    /// The token requests so far, one `<who> <scope>` line each (token auth only).
+    pub fn token_log(&self) -> String {
+        self.token
+            .as_ref()
+            .map(|t| std::fs::read_to_string(&t.log).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
     /// Uploads a blob (monolithic: POST an upload, PUT its bytes with the digest).
     #[track_caller]
     pub fn push_blob(&self, repo: &str, bytes: &[u8]) -> String {
         let digest = sha256(bytes);
         let resp = self
-            .authorize(self.agent.post(&self.url(&format!("/v2/{repo}/blobs/uploads/"))))
+            .authorize(repo, self.agent.post(&self.url(&format!("/v2/{repo}/blobs/uploads/"))))
             .send_empty()
             .expect("the registry answers");
         assert_eq!(resp.status().as_u16(), 202, "start upload to {repo}");
@@ -181,7 +289,7 @@ impl Registry {
         };
         let sep = if location.contains('?') { '&' } else { '?' };
         let resp = self
-            .authorize(self.agent.put(&format!("{location}{sep}digest={digest}")))
+            .authorize(repo, self.agent.put(&format!("{location}{sep}digest={digest}")))
             .header("Content-Type", "application/octet-stream")
             .send(bytes)
             .expect("the registry answers");
@@ -194,7 +302,7 @@ impl Registry {
     #[track_caller]
     pub fn push_manifest(&self, repo: &str, reference: &str, media_type: &str, bytes: &[u8]) -> String {
         let mut resp = self
-            .authorize(self.agent.put(&self.url(&format!("/v2/{repo}/manifests/{reference}"))))
+            .authorize(repo, self.agent.put(&self.url(&format!("/v2/{repo}/manifests/{reference}"))))
             .header("Content-Type", media_type)
             .send(bytes)
             .expect("the registry answers");
@@ -259,7 +367,7 @@ impl Registry {
     #[track_caller]
     pub fn digest(&self, repo: &str, tag: &str) -> String {
         let resp = self
-            .authorize(self.agent.head(&self.url(&format!("/v2/{repo}/manifests/{tag}"))))
+            .authorize(repo, self.agent.head(&self.url(&format!("/v2/{repo}/manifests/{tag}"))))
             .header("Accept", ACCEPT)
             .call()
             .expect("the registry answers");
