@@ -117,6 +117,15 @@ pub enum GitError {
         /// What the remote said.
         reason: String,
     },
+    /// The SSH server's host key is unknown, or differs from the one known.
+    #[error("the SSH host key of `{url}` is not in ~/.ssh/known_hosts, or does not match it")]
+    HostKey {
+        /// The remote's URL.
+        url: String,
+        /// What libgit2 said.
+        #[source]
+        source: git2::Error,
+    },
     /// No credentials the remote accepts.
     #[error("could not authenticate to `{url}`")]
     Auth {
@@ -167,6 +176,10 @@ impl GitError {
                 format!("`git fetch {remote}` to see what changed, then rerun with `--force-with-lease`")
             }
             GitError::Rejected { .. } => "check the remote's branch protection and hooks".into(),
+            GitError::HostKey { .. } => {
+                "connect once with `ssh` to check the host's key fingerprint and accept it, as `git push` needs too"
+                    .into()
+            }
             GitError::Auth { .. } => {
                 "for SSH, add a key to ssh-agent (`ssh-add`); for HTTPS, configure `git config credential.helper`"
                     .into()

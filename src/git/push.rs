@@ -154,6 +154,10 @@ pub fn push(ws: &Workspace, remote_name: &str, refname: &str, force_with_lease: 
             remote: remote_name.to_string(),
             forced: forced.get(),
         }),
+        // libgit2 checks the server's key against ~/.ssh/known_hosts, as ssh does.
+        Err(source) if source.code() == ErrorCode::Certificate && source.class() == git2::ErrorClass::Ssh => {
+            Err(GitError::HostKey { url, source })
+        }
         Err(source) if source.code() == ErrorCode::Auth || out_of_credentials.get() => {
             Err(GitError::Auth { url, source })
         }

@@ -7,6 +7,7 @@ mod crd_schema;
 mod errors;
 mod fuzz;
 mod git;
+mod git_ssh;
 mod hostile;
 mod pin;
 mod providers;

@@ -395,8 +395,12 @@ fn public_images_pin_through_the_anonymous_token_flow_and_private_ones_with_cred
     let anonymous = pin(&repo, &[], &no_credentials());
     assert_eq!(anonymous.code, 2, "{}", anonymous.stderr);
     assert!(
-        anonymous.stderr.contains(&format!("`{host}/private/kamaji:26.8.2-edge`"))
-            && anonymous.stderr.contains(&format!("hint: log in with `docker login {host}`")),
+        anonymous
+            .stderr
+            .contains(&format!("`{host}/private/kamaji:26.8.2-edge`"))
+            && anonymous
+                .stderr
+                .contains(&format!("hint: log in with `docker login {host}`")),
         "{}",
         anonymous.stderr
     );

@@ -62,7 +62,17 @@ impl TokenServer {
     fn start(dir: &Path) -> TokenServer {
         let (key, cert, log) = (dir.join("token.key"), dir.join("token.crt"), dir.join("tokens.log"));
         let out = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kaas-token"])
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=kaas-token",
+            ])
             .arg("-keyout")
             .arg(&key)
             .arg("-out")
@@ -302,7 +312,10 @@ impl Registry {
     #[track_caller]
     pub fn push_manifest(&self, repo: &str, reference: &str, media_type: &str, bytes: &[u8]) -> String {
         let mut resp = self
-            .authorize(repo, self.agent.put(&self.url(&format!("/v2/{repo}/manifests/{reference}"))))
+            .authorize(
+                repo,
+                self.agent.put(&self.url(&format!("/v2/{repo}/manifests/{reference}"))),
+            )
             .header("Content-Type", media_type)
             .send(bytes)
             .expect("the registry answers");

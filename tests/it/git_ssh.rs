@@ -1,0 +1,246 @@
+//! `pr --push` over SSH, as teams push to GitHub or GitLab: a real `sshd` on loopback (Debian's
+//! `openssh-server`), the user's key in a real `ssh-agent`, the server's host key in
+//! `~/.ssh/known_hosts`, and a bare repository as the remote.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::common::{Repo, Run, bin};
+
+const SSHD: &str = "/usr/sbin/sshd";
+const TIME: &str = "1700000000";
+/// Another ed25519 public key (github.com's published host key): what `known_hosts` holds when
+/// the server's key changed, or another server answers at its address.
+const OTHER_ED25519: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl";
+
+/// A throwaway `sshd` on 127.0.0.1 that lets in one key, and an `ssh-agent` that may hold it;
+/// both killed on drop.
+struct Ssh {
+    dir: tempfile::TempDir,
+    sshd: Child,
+    agent: Child,
+    port: u16,
+}
+
+impl Ssh {
+    #[track_caller]
+    fn start() -> Ssh {
+        // Not a skip: this is the proof that SSH pushes work. `.ci/run` installs the package.
+        assert!(
+            Path::new(SSHD).is_file(),
+            "`{SSHD}` is missing: install it with `apt-get install -y openssh-server` (CI's `.ci/run` does)"
+        );
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let d = dir.path();
+        for key in ["host_key", "user_key"] {
+            run(Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", key, "-f"])
+                .arg(d.join(key)));
+        }
+        std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
+        // sshd run as root needs its privilege separation folder.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let port = free_port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nAuthorizedKeysFile {ak}\nPidFile none\n\
+             UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PermitRootLogin prohibit-password\nLogLevel VERBOSE\n",
+            hk = d.join("host_key").display(),
+            ak = d.join("authorized_keys").display(),
+        );
+        std::fs::write(d.join("sshd_config"), config).unwrap();
+        let log = std::fs::File::create(d.join("sshd.log")).unwrap();
+        let sshd = Command::new(SSHD)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(d.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("failed to start `{SSHD}`: {e}"));
+        let agent = Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(d.join("agent.sock"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("ssh-agent runs");
+        let ssh = Ssh { dir, sshd, agent, port };
+        ssh.wait_until_ready();
+        ssh
+    }
+
+    /// Polls until sshd accepts connections and the agent's socket exists (readiness bounds,
+    /// not timing assertions).
+    fn wait_until_ready(&self) {
+        for _ in 0..200 {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() && self.agent_socket().exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("sshd or ssh-agent did not start within 10 s:\n{}", self.log());
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    fn agent_socket(&self) -> PathBuf {
+        self.dir.path().join("agent.sock")
+    }
+
+    /// Puts the user's key in the agent, as `ssh-add` does after login.
+    fn add_key(&self) {
+        run(Command::new("ssh-add")
+            .env("SSH_AUTH_SOCK", self.agent_socket())
+            .arg(self.dir.path().join("user_key")));
+    }
+
+    /// The base64 body of the server's public host key.
+    fn host_key_body(&self) -> String {
+        let key = std::fs::read_to_string(self.dir.path().join("host_key.pub")).unwrap();
+        key.split_whitespace().nth(1).expect("a key body").to_string()
+    }
+
+    /// The `known_hosts` line for this server, as `ssh-keyscan` would print it.
+    fn known_hosts_line(&self) -> String {
+        format!("[127.0.0.1]:{} ssh-ed25519 {}\n", self.port, self.host_key_body())
+    }
+}
+
+impl Drop for Ssh {
+    fn drop(&mut self) {
+        for child in [&mut self.sshd, &mut self.agent] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[track_caller]
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// `git ARGS` in `dir` with `home` as `$HOME`.
+#[track_caller]
+fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
+    run(Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Pat Person")
+        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
+        .env("GIT_COMMITTER_NAME", "Pat Person")
+        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
+        .args(args))
+}
+
+#[test]
+fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
+    let ssh = Ssh::start();
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::example();
+    let remote = tempfile::tempdir().unwrap();
+    git(home.path(), remote.path(), &["init", "-q", "--bare"]);
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "inputs"]);
+    let user = run(Command::new("id").arg("-un")).trim().to_string();
+    let url = format!("ssh://{user}@127.0.0.1:{}{}", ssh.port, remote.path().display());
+    git(home.path(), repo.path(), &["remote", "add", "origin", &url]);
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write(
+        "tenants/acme.yaml",
+        &spec.replace("replicas: 2", "replicas: 3 # scaled"),
+    );
+
+    let pr = |agent: &Path| -> Run {
+        bin()
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("KAAS_COMMIT_TIME", TIME)
+            .env("SSH_AUTH_SOCK", agent)
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["pr", "acme", "--push", "origin"])
+            .output()
+            .expect("the binary runs")
+            .into()
+    };
+    let no_branch = || {
+        let out = Command::new("git")
+            .current_dir(remote.path())
+            .args(["rev-parse", "--verify", "-q", "kaas/acme"])
+            .output()
+            .unwrap();
+        !out.status.success()
+    };
+
+    // A host that is not in known_hosts: refused before any key is offered.
+    let r = pr(&ssh.agent_socket());
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "error: the SSH host key of `{url}` is not in ~/.ssh/known_hosts, or does not match it"
+        )) && r.stderr.contains("hint: connect once with `ssh`"),
+        "{}",
+        r.stderr
+    );
+    assert!(no_branch());
+
+    // Another key under the host's name (a changed or spoofed host): refused the same way.
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    let other = ssh.known_hosts_line().replace(&ssh.host_key_body(), OTHER_ED25519);
+    std::fs::write(home.path().join(".ssh/known_hosts"), other).unwrap();
+    let r = pr(&ssh.agent_socket());
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("the SSH host key of"), "{}", r.stderr);
+    assert!(no_branch());
+
+    // A known host, but the agent holds no key: refused, with what to do.
+    std::fs::write(home.path().join(".ssh/known_hosts"), ssh.known_hosts_line()).unwrap();
+    let r = pr(&ssh.agent_socket());
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!("could not authenticate to `{url}`")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("hint: for SSH, add a key to ssh-agent"),
+        "{}",
+        r.stderr
+    );
+    assert!(no_branch());
+
+    // After `ssh-add`: pushed, and the remote's branch is the local one.
+    ssh.add_key();
+    let r = pr(&ssh.agent_socket());
+    assert_eq!(r.code, 0, "{}\nsshd log:\n{}", r.stderr, ssh.log());
+    let theirs = run(Command::new("git")
+        .current_dir(remote.path())
+        .args(["rev-parse", "kaas/acme"]));
+    let ours = git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]);
+    assert_eq!(theirs, ours);
+    assert!(ssh.log().contains("Accepted publickey"), "{}", ssh.log());
+}
