@@ -521,6 +521,22 @@ fn pr_never_moves_a_branch_that_is_checked_out() {
     assert_eq!(g.git(&["rev-parse", "kaas/acme"]), tip);
 }
 
+/// `pr --push` found no credential the remote takes (exit 2), and said what to do.
+#[track_caller]
+pub(crate) fn assert_auth_refused(r: &Run, url: &str) {
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("could not authenticate to `{url}`")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("hint: for SSH, add a key to ssh-agent"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `git http-backend` behind basic auth on 127.0.0.1 (tests/it/support/git_http.py); stopped
 /// when dropped.
 struct HttpRemote {
@@ -568,17 +584,7 @@ fn pr_pushes_over_http_with_the_git_credential_helper() {
 
     // No credentials: refused, with what to do, and the local branch is put back.
     let r = g.kaas(&["pr", "acme", "--push", "web"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains(&format!("could not authenticate to `{url}`")),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("hint: for SSH, add a key to ssh-agent"),
-        "{}",
-        r.stderr
-    );
+    assert_auth_refused(&r, &url);
     assert!(g.try_git(&["rev-parse", "--verify", "-q", "kaas/acme"]).code != 0);
 
     // The user's credential helper answers, as it would for `git push`.

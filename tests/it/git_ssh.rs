@@ -220,17 +220,7 @@ fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
     // A known host, but the agent holds no key: refused, with what to do.
     std::fs::write(home.path().join(".ssh/known_hosts"), ssh.known_hosts_line()).unwrap();
     let r = pr(&ssh.agent_socket());
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains(&format!("could not authenticate to `{url}`")),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("hint: for SSH, add a key to ssh-agent"),
-        "{}",
-        r.stderr
-    );
+    crate::git::assert_auth_refused(&r, &url);
     assert!(no_branch());
 
     // After `ssh-add`: pushed, and the remote's branch is the local one.

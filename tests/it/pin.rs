@@ -309,35 +309,15 @@ fn basic_auth_credentials_come_from_the_docker_config_file() {
     let before = repo.read("kaas.lock");
 
     let anonymous = pin(&repo, &[], &no_credentials());
-    assert_eq!(anonymous.code, 2, "{}", anonymous.stderr);
-    assert!(
-        anonymous.stderr.starts_with(&format!(
-            "error: registry `{host}` denied access to `{host}/clastix/kamaji:26.8.2-edge` (HTTP 401)\n"
-        )),
-        "{}",
-        anonymous.stderr
-    );
-    assert!(
-        anonymous
-            .stderr
-            .contains(&format!("hint: log in with `docker login {host}`")),
-        "{}",
-        anonymous.stderr
-    );
+    assert_denied(&anonymous, &host, &format!("{host}/clastix/kamaji:26.8.2-edge"));
     assert_eq!(repo.read("kaas.lock"), before);
 
-    let wrong = docker_config(&format!(
-        r#"{{"auths": {{"{host}": {{"auth": "{}"}}}}}}"#,
-        b64("kaas:wrong")
-    ));
+    let wrong = logged_in(&host, "wrong");
     let denied = pin(&repo, &[], &wrong);
     assert_eq!(denied.code, 2, "{}", denied.stderr);
     assert_eq!(repo.read("kaas.lock"), before);
 
-    let good = docker_config(&format!(
-        r#"{{"auths": {{"{host}": {{"auth": "{}"}}}}}}"#,
-        b64("kaas:s3cret-pass")
-    ));
+    let good = logged_in(&host, "s3cret-pass");
     let run = pin(&repo, &[], &good);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
@@ -393,23 +373,10 @@ fn public_images_pin_through_the_anonymous_token_flow_and_private_ones_with_cred
     repo.write("kaas.yaml", &private);
     let before = repo.read("kaas.lock");
     let anonymous = pin(&repo, &[], &no_credentials());
-    assert_eq!(anonymous.code, 2, "{}", anonymous.stderr);
-    assert!(
-        anonymous
-            .stderr
-            .contains(&format!("`{host}/private/kamaji:26.8.2-edge`"))
-            && anonymous
-                .stderr
-                .contains(&format!("hint: log in with `docker login {host}`")),
-        "{}",
-        anonymous.stderr
-    );
+    assert_denied(&anonymous, &host, &format!("{host}/private/kamaji:26.8.2-edge"));
     assert_eq!(repo.read("kaas.lock"), before);
 
-    let good = docker_config(&format!(
-        r#"{{"auths": {{"{host}": {{"auth": "{}"}}}}}}"#,
-        b64("kaas:s3cret-pass")
-    ));
+    let good = logged_in(&host, "s3cret-pass");
     let run = pin(&repo, &[], &good);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
@@ -420,6 +387,32 @@ fn public_images_pin_through_the_anonymous_token_flow_and_private_ones_with_cred
     assert!(
         log.lines().any(|l| l == "kaas repository:private/kamaji:pull"),
         "the credentials were not sent to the token server:\n{log}"
+    );
+}
+
+/// A Docker config logged in to `host` as the test registries' user `kaas`.
+fn logged_in(host: &str, password: &str) -> tempfile::TempDir {
+    docker_config(&format!(
+        r#"{{"auths": {{"{host}": {{"auth": "{}"}}}}}}"#,
+        b64(&format!("kaas:{password}"))
+    ))
+}
+
+/// `pin` was denied `reference` (exit 2), said so first, and said how to log in.
+#[track_caller]
+fn assert_denied(run: &Run, host: &str, reference: &str) {
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "error: registry `{host}` denied access to `{reference}` (HTTP 401)\n"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!("hint: log in with `docker login {host}`")),
+        "{}",
+        run.stderr
     );
 }
 
