@@ -318,10 +318,15 @@ impl Tenant {
         self.pools.iter().any(|p| matches!(p.size, PoolSize::Autoscaled { .. }))
     }
 
+    /// The release (and DataStore) name of a dedicated etcd: `<tenant>-etcd`.
+    pub fn etcd_release(&self) -> String {
+        format!("{}-etcd", self.name)
+    }
+
     /// The name of the DataStore the control plane uses.
     pub fn datastore_name(&self) -> String {
         match &self.datastore {
-            DataStore::Dedicated { .. } => format!("{}-etcd", self.name),
+            DataStore::Dedicated { .. } => self.etcd_release(),
             DataStore::Shared(name) => name.clone(),
         }
     }

@@ -61,7 +61,8 @@ fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
     out
 }
 
-fn helm_release_name(o: &Object) -> String {
+/// The Helm release a HelmRelease makes: `spec.releaseName`, else `[targetNamespace-]name`.
+pub(crate) fn helm_release_name(o: &Object) -> String {
     o.str("spec.releaseName").map_or_else(
         || match o.str("spec.targetNamespace") {
             Some(ns) => format!("{ns}-{}", o.name),

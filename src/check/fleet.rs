@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -23,8 +22,9 @@ const BASE: &str = "base";
 pub struct Object {
     /// The file, relative to the repository, with `/` separators.
     pub file: String,
-    /// The document, indexed on first use (most objects never need a location).
-    pub source: Arc<LazySource>,
+    /// The document's text, padded with the lines before it so that line numbers are the
+    /// file's; indexed on first use (most objects never need a location).
+    pub source: Source,
     /// The object as JSON.
     pub value: Value,
     /// `apiVersion`.
@@ -39,31 +39,6 @@ pub struct Object {
     pub rendered: bool,
     /// The folder holding the file.
     pub folder: String,
-}
-
-/// A document's text, padded with the lines before it so that line numbers are the file's, and
-/// its span index, built when a finding first needs a location.
-#[derive(Debug)]
-pub struct LazySource {
-    path: String,
-    text: String,
-    index: OnceLock<Source>,
-}
-
-impl LazySource {
-    fn new(path: &str, text: String) -> LazySource {
-        LazySource {
-            path: path.to_string(),
-            text,
-            index: OnceLock::new(),
-        }
-    }
-
-    /// The index.
-    pub fn get(&self) -> &Source {
-        self.index
-            .get_or_init(|| Source::index(&self.path, self.text.clone()).0)
-    }
 }
 
 impl Object {
@@ -87,12 +62,12 @@ impl Object {
 
     /// Where `field` (dotted, `spec.items[0].name`) is written, or its nearest written parent.
     pub fn locate(&self, field: &str) -> Option<Location> {
-        self.source.get().locate(field)
+        self.source.locate(field)
     }
 
     /// Where the key of `field` is written (for unknown fields).
     pub fn locate_key(&self, field: &str) -> Option<Location> {
-        self.source.get().locate_key(field)
+        self.source.locate_key(field)
     }
 
     /// The value at a dotted path (`spec.chart.spec.sourceRef`, `spec.workers.items[0].ref`).
@@ -260,7 +235,7 @@ fn parse_file(rel: &str, bytes: &[u8], rendered: bool) -> Parsed {
                 continue;
             }
         };
-        let source = LazySource::new(rel, padded);
+        let source = Source::unindexed(rel, padded);
         if value.is_null() {
             continue;
         }
@@ -270,7 +245,7 @@ fn parse_file(rel: &str, bytes: &[u8], rendered: bool) -> Parsed {
             _ if !rendered => continue,
             _ => {
                 let d = Diagnostic::error("this document is no Kubernetes object: it needs `apiVersion` and `kind`")
-                    .at(source.get().locate(""))
+                    .at(source.locate(""))
                     .in_file(rel)
                     .with_hint(
                         "every file under overlays/, flux/ and base/ holds Kubernetes objects or a kustomization",
@@ -296,7 +271,7 @@ fn parse_file(rel: &str, bytes: &[u8], rendered: bool) -> Parsed {
             namespace: metadata["namespace"].as_str().map(str::to_string),
             rendered,
             folder: folder.clone(),
-            source: Arc::new(source),
+            source,
             value,
         });
     }
@@ -326,7 +301,8 @@ fn documents(text: &str) -> Vec<(usize, &str)> {
 }
 
 fn yaml_error(rel: &str, text: &str, e: &serde_saphyr::Error) -> Finding {
-    let (source, _) = Source::index(rel, text.to_string());
+    // Only the line is needed, not the span index.
+    let source = Source::unindexed(rel, text.to_string());
     let loc = e.location().map(|l| {
         let line = usize::try_from(l.line()).unwrap_or(1).max(1);
         let column = usize::try_from(l.column()).unwrap_or(1).max(1);

@@ -3,6 +3,8 @@
 use serde_json::Value;
 
 use crate::check::{Check, Finding, Object, error};
+use crate::spec::source::child_path;
+use crate::validate::names::{is_dns1123_subdomain, is_label_name_part};
 
 /// Kubernetes' limit on label values and on the name part of label keys.
 const MAX_LABEL: usize = 63;
@@ -19,11 +21,7 @@ fn walk_labels(o: &Object, v: &Value, path: &str, out: &mut Vec<Finding>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
+                let p = child_path(path, k);
                 if o.kind == "HelmRelease" && p == "spec.values" {
                     continue;
                 }
@@ -60,34 +58,22 @@ fn walk_labels(o: &Object, v: &Value, path: &str, out: &mut Vec<Finding>) {
     }
 }
 
+/// Why `s` is no label value or name part, in the words `validate` findings use (the spec
+/// validation in `validate::names` words the same rules for a tenant's own labels).
 fn label_name_problem(s: &str) -> Option<String> {
     if s.len() > MAX_LABEL {
         return Some(format!("{} characters long, the limit is {MAX_LABEL}", s.len()));
     }
-    let ok_inner = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let ok_ends = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    (!(ok_inner && ok_ends))
+    (!is_label_name_part(s))
         .then(|| "it must be alphanumeric at both ends with only `-`, `_` and `.` inside".to_string())
 }
 
 fn label_key_problem(key: &str) -> Option<String> {
     let (prefix, name) = key.rsplit_once('/').map_or((None, key), |(p, n)| (Some(p), n));
-    if let Some(p) = prefix {
-        let dns = p.len() <= 253
-            && !p.is_empty()
-            && p.split('.').all(|l| {
-                !l.is_empty()
-                    && l.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                    && !l.starts_with('-')
-                    && !l.ends_with('-')
-            });
-        if !dns {
-            return Some(format!("the prefix `{p}` is no DNS subdomain"));
-        }
+    if let Some(p) = prefix
+        && !is_dns1123_subdomain(p)
+    {
+        return Some(format!("the prefix `{p}` is no DNS subdomain"));
     }
     if name.is_empty() {
         return Some("the name part is empty".into());

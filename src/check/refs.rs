@@ -10,6 +10,7 @@ use crate::check::fleet::is_cluster_scoped;
 use crate::check::{Check, Finding, Fleet, Object, error, warning};
 use crate::check::{datastores, labels};
 use crate::model::{KubeVersion, Platform};
+use crate::spec::source::child_path;
 
 /// Helm's limit on release names.
 const MAX_RELEASE: usize = 53;
@@ -182,11 +183,7 @@ fn template_refs(v: &Value, path: &str, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
+                let p = child_path(path, k);
                 if k == "templateRef" {
                     out.push(p);
                 } else {
@@ -275,10 +272,7 @@ pub fn release_name(o: &Object) -> Option<Finding> {
         // The CRD's maxLength already reports an explicit name that is too long.
         return None;
     }
-    let name = match o.str("spec.targetNamespace") {
-        Some(ns) => format!("{ns}-{}", o.name),
-        None => o.name.clone(),
-    };
+    let name = datastores::helm_release_name(o);
     (name.len() > MAX_RELEASE).then(|| {
         warning(
             Check::Fleet,

@@ -17,6 +17,7 @@ use crate::check::cel::{self, Notes, Rules};
 use crate::check::crd::{Catalog, Lookup};
 use crate::check::{Check, Finding, Fleet, Object, builtin, error, warning};
 use crate::diagnostics::Diagnostic;
+use crate::spec::source::child_path;
 
 /// A compiled schema per `(apiVersion, kind)` of the fleet.
 pub struct Validators {
@@ -446,14 +447,6 @@ pub fn dotted(location: &Location) -> String {
     out
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
 /// `.spec.x` / `spec.x` / `[2]` appended to `path`.
 fn below(path: &str, field_path: &str) -> String {
     let rel = field_path.trim_start_matches('.');
@@ -511,7 +504,7 @@ fn finding(o: &Object, e: &ValidationError<'_>, converted: &Value, origin: &str)
             return unexpected
                 .iter()
                 .map(|key| {
-                    let field = join(&path, key);
+                    let field = child_path(&path, key);
                     let mut f = error(Check::Schema, o, &field, format!("unknown field `{field}`"));
                     f.diagnostic.location = o.locate_key(&field).or(f.diagnostic.location);
                     f.diagnostic = f.diagnostic.with_hint(if valid.is_empty() {
@@ -525,7 +518,7 @@ fn finding(o: &Object, e: &ValidationError<'_>, converted: &Value, origin: &str)
         }
         ValidationErrorKind::Required { property } => {
             let key = property.as_str().unwrap_or_default();
-            let field = join(&path, key);
+            let field = child_path(&path, key);
             (
                 Check::Schema,
                 path.clone(),

@@ -10,12 +10,11 @@ use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs, SelectArgs}
 use crate::commands::render::report_invalid;
 use crate::commands::{ExitStatus, Printer, inputs, pipeline};
 use crate::diagnostics::Diagnostic;
-use crate::model::{BackupDestination, Backups, DataStore, Model, Tenant};
-use crate::render::backup::{CLUSTER_TOKEN, DATA_DIR, DEFAULT_DATASTORE, RESTORE_SCRIPT, Target};
+use crate::model::{Backups, DataStore, Model, Tenant};
+use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, Target, restore_pod};
 use crate::render::images::Images;
-use crate::render::node::Node;
+use crate::render::platform::KAMAJI_RELEASE;
 use crate::render::{platform_kustomization_name, tenant_kustomization_name};
-use crate::{map, seq};
 
 /// Runs `backup ...`.
 pub fn run(printer: &Printer, repo: &Path, args: &BackupArgs) -> Result<ExitStatus> {
@@ -25,16 +24,17 @@ pub fn run(printer: &Printer, repo: &Path, args: &BackupArgs) -> Result<ExitStat
 }
 
 fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Result<ExitStatus> {
-    let rendered = match inputs::read(repo)? {
+    // The validated model is enough: nothing is rendered or compared.
+    let resolved = match inputs::read(repo)? {
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
-        Ok(inputs) => match pipeline::run(&inputs, &SelectArgs::default()) {
+        Ok(inputs) => match pipeline::resolve(&inputs, &SelectArgs::default(), &mut pipeline::ParseCache::default()) {
             Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
             Ok(r) => r,
         },
     };
     match plan(
-        &rendered.model,
-        &rendered.images,
+        &resolved.model,
+        &resolved.images,
         &args.tenant,
         args.snapshot.as_deref(),
     ) {
@@ -129,13 +129,13 @@ fn script(
     );
     let _ = writeln!(w, "set -eu");
     let _ = writeln!(w, "\n# 1. Keep Flux from undoing what follows.");
-    if release == crate::render::backup::DEFAULT_RELEASE {
+    if release == DEFAULT_RELEASE {
         let _ = writeln!(
             w,
             "flux -n {flux_ns} suspend kustomization {}",
             platform_kustomization_name()
         );
-        let _ = writeln!(w, "flux -n {ns} suspend helmrelease kamaji");
+        let _ = writeln!(w, "flux -n {ns} suspend helmrelease {KAMAJI_RELEASE}");
     }
     for t in affected {
         let _ = writeln!(
@@ -144,7 +144,7 @@ fn script(
             tenant_kustomization_name(&t.name)
         );
     }
-    if release != crate::render::backup::DEFAULT_RELEASE {
+    if release != DEFAULT_RELEASE {
         let _ = writeln!(w, "flux -n {ns} suspend helmrelease {release}");
     }
     let _ = writeln!(
@@ -183,11 +183,9 @@ fn script(
         "\n# 4. Restore every member's volume from the snapshot, one Pod per member."
     );
     for i in 0..target.replicas {
-        let pod = format!("{release}-restore-{i}");
-        let doc = crate::render::yaml::document("", &restore_pod(backups, images, target, i, snapshot));
-        let doc = String::from_utf8_lossy(&doc);
+        let pod = target.restore_pod_name(i);
         // Without the generated-file header: this Pod is applied by hand, never committed.
-        let body = doc.split_once('\n').map_or(&*doc, |(_, rest)| rest);
+        let body = crate::render::yaml::body(&restore_pod(backups, images, target, i, snapshot));
         let _ = writeln!(w, "kubectl apply -f - <<'EOF'\n{body}EOF");
         let _ = writeln!(
             w,
@@ -224,8 +222,8 @@ fn script(
         "kubectl -n {ns} patch cronjob {} -p '{{\"spec\":{{\"suspend\":false}}}}'",
         target.cronjob_name()
     );
-    if release == crate::render::backup::DEFAULT_RELEASE {
-        let _ = writeln!(w, "flux -n {ns} resume helmrelease kamaji");
+    if release == DEFAULT_RELEASE {
+        let _ = writeln!(w, "flux -n {ns} resume helmrelease {KAMAJI_RELEASE}");
         let _ = writeln!(
             w,
             "flux -n {flux_ns} resume kustomization {}",
@@ -248,106 +246,3 @@ fn script(
     }
     s
 }
-
-/// The Pod that restores member `i`'s volume, in the datastore's namespace.
-fn restore_pod(backups: &Backups, images: &Images, target: &Target, i: u32, snapshot: Option<&str>) -> Node {
-    let env = |name: &str, value: String| map! {"name" => name, "value" => value};
-    let from_bucket = matches!(backups.destination, BackupDestination::S3 { .. });
-    // From a bucket the download lands alone in a scratch volume: restore the newest there.
-    let local_snapshot = match (from_bucket, snapshot) {
-        (false, Some(s)) => format!("/backups/{s}"),
-        _ => String::new(),
-    };
-    let restore = map! {
-        "name" => "restore",
-        "image" => images.get(&backups.image).full(),
-        "command" => seq!["/bin/sh", "-ec", RESTORE_SCRIPT],
-        "env" => seq![
-            env("SNAPSHOT", local_snapshot),
-            env("BACKUP_DIR", "/backups".into()),
-            env("BACKUP_NAME", target.release.clone()),
-            env("MEMBER", target.member(i)),
-            env("INITIAL_CLUSTER", target.initial_cluster()),
-            env("PEER_URL", target.peer_url(i)),
-            env("CLUSTER_TOKEN", CLUSTER_TOKEN.into()),
-            env("DATA_DIR", DATA_DIR.into()),
-        ],
-        "volumeMounts" => seq![
-            map! {"name" => "data", "mountPath" => DATA_DIR},
-            map! {"name" => "backups", "mountPath" => "/backups", "readOnly" => (!from_bucket).then_some(true)},
-        ],
-    };
-    let (init, backups_volume) = match &backups.destination {
-        BackupDestination::Pvc { .. } => (
-            Node::Absent,
-            map! {"name" => "backups", "persistentVolumeClaim" => map! {"claimName" => target.backup_claim(), "readOnly" => true}},
-        ),
-        BackupDestination::S3 {
-            credentials_secret,
-            image,
-        } => {
-            let secret = |name: &str, key: &str, optional: bool| {
-                map! {"name" => name, "valueFrom" => map! {"secretKeyRef" => map! {
-                    "name" => credentials_secret, "key" => key, "optional" => optional.then_some(true),
-                }}}
-            };
-            (
-                seq![map! {
-                    "name" => "download",
-                    "image" => images.get(image).full(),
-                    "command" => seq!["/bin/sh", "-ec", DOWNLOAD_SCRIPT],
-                    "env" => seq![
-                        env("SNAPSHOT_KEY", snapshot.unwrap_or_default().to_string()),
-                        env("BACKUP_DIR", "/backups".into()),
-                        env("BACKUP_NAME", target.release.clone()),
-                        env("HOME", "/backups".into()),
-                        secret("S3_ENDPOINT", "endpoint", false),
-                        secret("S3_BUCKET", "bucket", false),
-                        secret("AWS_ACCESS_KEY_ID", "accessKeyID", false),
-                        secret("AWS_SECRET_ACCESS_KEY", "secretAccessKey", false),
-                        secret("AWS_DEFAULT_REGION", "region", true),
-                    ],
-                    "volumeMounts" => seq![map! {"name" => "backups", "mountPath" => "/backups"}],
-                }],
-                map! {"name" => "backups", "emptyDir" => map! {}},
-            )
-        }
-    };
-    let pod = format!("{}-restore-{i}", target.release);
-    map! {
-        "apiVersion" => "v1",
-        "kind" => "Pod",
-        "metadata" => map! {"name" => pod, "namespace" => &target.namespace},
-        "spec" => map! {
-            "restartPolicy" => "Never",
-            "automountServiceAccountToken" => false,
-            "initContainers" => init,
-            "containers" => seq![restore],
-            "volumes" => seq![
-                map! {"name" => "data", "persistentVolumeClaim" => map! {"claimName" => target.data_claim(i)}},
-                backups_volume,
-            ],
-        },
-    }
-}
-
-/// Downloads `$SNAPSHOT_KEY` (or the newest snapshot of `$BACKUP_NAME`) from the bucket into
-/// `$BACKUP_DIR`.
-const DOWNLOAD_SCRIPT: &str = r#"# kaas-gitops etcd snapshot download.
-set -eu
-export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
-prefix="s3://$S3_BUCKET/$BACKUP_NAME/"
-key="${SNAPSHOT_KEY:-}"
-if [ -z "$key" ]; then
-  aws --endpoint-url "$S3_ENDPOINT" s3 ls "$prefix" > "$BACKUP_DIR/listing"
-  while read -r _day _time _size k; do
-    case "$k" in "$BACKUP_NAME"-*Z.db) key="$k" ;; esac
-  done < "$BACKUP_DIR/listing"
-  rm -f "$BACKUP_DIR/listing"
-fi
-if [ -z "$key" ]; then
-  echo "no snapshot under $prefix" >&2
-  exit 1
-fi
-aws --endpoint-url "$S3_ENDPOINT" s3 cp "$prefix$key" "$BACKUP_DIR/$key"
-"#;

@@ -90,8 +90,74 @@ pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnos
     run_cached(inputs, select, &mut ParseCache::default())
 }
 
+/// The validated fleet with its images resolved: what a render works from, and all that
+/// `backup restore-plan` needs.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The fleet.
+    pub model: Model,
+    /// Every platform image as rendered.
+    pub images: images::Images,
+    /// Warnings to print.
+    pub warnings: Vec<Diagnostic>,
+    /// `kaas.lock` as this run leaves it, when its bytes change.
+    pub new_lock: Option<Vec<u8>>,
+}
+
 /// `run`, reusing and updating `cache`.
 pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> Result<Rendered, Vec<Diagnostic>> {
+    let Resolved {
+        model,
+        images,
+        warnings,
+        new_lock,
+    } = resolve(inputs, select, cache)?;
+    let ctx = Context {
+        base_platform: inputs.base_platform,
+        base_tenant: inputs.base_tenant,
+    };
+    let only = (!select.tenants.is_empty()).then_some(select.tenants.as_slice());
+    let hashes = input_hashes(inputs, &model, &images);
+    let skip: BTreeSet<String> = if select.full {
+        BTreeSet::new()
+    } else {
+        hashes
+            .iter()
+            .filter(|(name, h)| inputs.overlay_hashes.get(*name) == Some(*h))
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
+    let selection = render::Selection {
+        only,
+        skip: &skip,
+        hashes: &hashes,
+    };
+    let (mut tree, owned) = render::render(&model, &images, ctx, selection);
+    let keep = skip
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("overlays/tenants/{t}/"),
+                format!("flux/{}.yaml", render::tenant_kustomization_file(t)),
+            ]
+        })
+        .collect();
+    if let Some(bytes) = new_lock {
+        tree.insert(LOCK_PATH.to_string(), bytes);
+    }
+    Ok(Rendered {
+        model,
+        tree,
+        owned,
+        warnings,
+        keep,
+        images,
+    })
+}
+
+/// Loads and validates every input and resolves the images, reusing and updating `cache`.
+/// `Err` holds every problem of every input.
+pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> Result<Resolved, Vec<Diagnostic>> {
     let mut errs = inputs.problems.clone();
     let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform);
     let mut tenants: Vec<TenantInput> = Vec::new();
@@ -160,47 +226,13 @@ pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) 
         return Err(image_errors);
     }
     warnings.extend(validated.warnings.iter().cloned());
-    let ctx = Context {
-        base_platform: inputs.base_platform,
-        base_tenant: inputs.base_tenant,
-    };
-    let only = (!select.tenants.is_empty()).then_some(select.tenants.as_slice());
-    let hashes = input_hashes(inputs, &validated.model, &images);
-    let skip: BTreeSet<String> = if select.full {
-        BTreeSet::new()
-    } else {
-        hashes
-            .iter()
-            .filter(|(name, h)| inputs.overlay_hashes.get(*name) == Some(*h))
-            .map(|(name, _)| name.clone())
-            .collect()
-    };
-    let selection = render::Selection {
-        only,
-        skip: &skip,
-        hashes: &hashes,
-    };
-    let (mut tree, owned) = render::render(&validated.model, &images, ctx, selection);
-    let keep = skip
-        .iter()
-        .flat_map(|t| {
-            [
-                format!("overlays/tenants/{t}/"),
-                format!("flux/{}.yaml", render::tenant_kustomization_file(t)),
-            ]
-        })
-        .collect();
-    if validated.lock != lock
-        || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..]))
-    {
-        tree.insert(LOCK_PATH.to_string(), validated.lock.to_bytes());
-    }
-    Ok(Rendered {
+    let new_lock = (validated.lock != lock
+        || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..])))
+    .then(|| validated.lock.to_bytes());
+    Ok(Resolved {
         model: validated.model,
-        tree,
-        owned,
-        warnings,
-        keep,
         images,
+        warnings,
+        new_lock,
     })
 }

@@ -17,10 +17,7 @@ pub const CLIENT_PORT: u16 = 2379;
 pub const DATA_DIR: &str = "/var/run/etcd";
 /// The chart's `--initial-cluster-token`; a restored member must carry the same.
 pub const CLUSTER_TOKEN: &str = "kamaji";
-/// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
-pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
-/// The DataStore the bundled etcd backs.
-pub const DEFAULT_DATASTORE: &str = "default";
+pub use crate::render::platform::{DEFAULT_DATASTORE, DEFAULT_RELEASE};
 /// How long one backup Job may run before Kubernetes stops it.
 pub const ACTIVE_DEADLINE_SECONDS: u32 = 1800;
 
@@ -141,36 +138,17 @@ rmdir "$staging"
 echo "restored $SNAPSHOT into $DATA_DIR as $MEMBER"
 "#;
 
-/// Where the chart keeps the client certificate: `certManager.enabled` and
-/// `selfSignedCertificates.enabled` are exclusive and name the Secrets differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CertMode {
-    /// The chart's default (cfssl jobs), the mode kaas-gitops renders.
-    SelfSigned,
-    /// `certManager.enabled: true`.
-    CertManager,
+/// The Secret with the client certificate (`tls.crt`, `tls.key`) of a release in the chart's
+/// default mode (cfssl jobs), which kaas-gitops renders. (With `certManager.enabled` the chart
+/// names it `<release>-client-certs` instead; kaas-gitops never turns that on for etcd.)
+pub fn client_secret(release: &str) -> String {
+    format!("{release}-root-client-certs")
 }
 
-impl CertMode {
-    /// The mode the rendered releases use: kaas-gitops never turns cert-manager on for etcd.
-    pub const RENDERED: CertMode = CertMode::SelfSigned;
-
-    /// The Secret with the client certificate (`tls.crt`, `tls.key`).
-    pub fn client_secret(self, release: &str) -> String {
-        match self {
-            CertMode::SelfSigned => format!("{release}-root-client-certs"),
-            CertMode::CertManager => format!("{release}-client-certs"),
-        }
-    }
-
-    /// The Secret holding the CA certificate under `ca.crt`: the self-signed CA Secret (which
-    /// also holds the CA key, so only `ca.crt` is mounted), or cert-manager's client Secret.
-    pub fn ca_secret(self, release: &str) -> String {
-        match self {
-            CertMode::SelfSigned => format!("{release}-certs"),
-            CertMode::CertManager => self.client_secret(release),
-        }
-    }
+/// The self-signed CA Secret, holding the CA certificate under `ca.crt` (and the CA key, so
+/// only `ca.crt` is mounted).
+pub fn ca_secret(release: &str) -> String {
+    format!("{release}-certs")
 }
 
 /// One kamaji-etcd release to back up.
@@ -195,7 +173,7 @@ impl Target {
             return None;
         };
         Some(Target {
-            release: format!("{}-etcd", t.name),
+            release: t.etcd_release(),
             namespace: t.name.clone(),
             replicas: *replicas,
             datastore: t.datastore_name(),
@@ -264,6 +242,11 @@ impl Target {
     pub fn cronjob_name(&self) -> String {
         format!("{}-backup", self.release)
     }
+
+    /// The Pod that restores member `i`'s volume.
+    pub fn restore_pod_name(&self, i: u32) -> String {
+        format!("{}-restore-{i}", self.release)
+    }
 }
 
 /// The backup objects of a tenant's dedicated etcd (none when not backed up).
@@ -277,12 +260,7 @@ pub fn tenant_objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> 
 /// The backup objects of the platform's default datastore (none when backups are off).
 pub fn platform_objects(p: &Platform, images: &Images) -> Vec<Object> {
     match (&p.backups, Target::of_platform(p)) {
-        (Some(b), Some(target)) => objects(
-            b,
-            images,
-            &target,
-            map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
-        ),
+        (Some(b), Some(target)) => objects(b, images, &target, crate::render::platform::labels()),
         _ => Vec::new(),
     }
 }
@@ -346,6 +324,18 @@ fn secret_env(name: &str, secret: &str, key: &str, optional: bool) -> Node {
     }
 }
 
+/// The bucket and its credentials, from the destination's Secret, as [`UPLOAD_SCRIPT`] and
+/// [`DOWNLOAD_SCRIPT`] read them.
+fn s3_env(secret: &str) -> [Node; 5] {
+    [
+        secret_env("S3_ENDPOINT", secret, "endpoint", false),
+        secret_env("S3_BUCKET", secret, "bucket", false),
+        secret_env("AWS_ACCESS_KEY_ID", secret, "accessKeyID", false),
+        secret_env("AWS_SECRET_ACCESS_KEY", secret, "secretAccessKey", false),
+        secret_env("AWS_DEFAULT_REGION", secret, "region", true),
+    ]
+}
+
 /// The environment of [`SNAPSHOT_SCRIPT`] for `target` (also what the e2e test mirrors).
 fn snapshot_env(target: &Target, retention: u32) -> Vec<Node> {
     vec![
@@ -378,7 +368,6 @@ fn container(name: &str, image: String, script: &str, env: Vec<Node>, mounts: No
 
 fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node {
     let name = target.cronjob_name();
-    let mode = CertMode::RENDERED;
     let backups_mount = map! {"name" => "backups", "mountPath" => BACKUP_DIR};
     let snapshot_mounts = seq![
         map! {"name" => "client-cert", "mountPath" => CERT_DIR, "readOnly" => true},
@@ -405,14 +394,8 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
             // The snapshot lands in a scratch volume (keeping only this run's), then the
             // uploader copies it to the bucket and prunes there.
             let mut upload_env = snapshot_env(target, target.policy.retention);
-            upload_env.extend([
-                secret_env("S3_ENDPOINT", credentials_secret, "endpoint", false),
-                secret_env("S3_BUCKET", credentials_secret, "bucket", false),
-                secret_env("AWS_ACCESS_KEY_ID", credentials_secret, "accessKeyID", false),
-                secret_env("AWS_SECRET_ACCESS_KEY", credentials_secret, "secretAccessKey", false),
-                secret_env("AWS_DEFAULT_REGION", credentials_secret, "region", true),
-                env("HOME", BACKUP_DIR),
-            ]);
+            upload_env.extend(s3_env(credentials_secret));
+            upload_env.push(env("HOME", BACKUP_DIR));
             (
                 seq![container(
                     "snapshot",
@@ -459,7 +442,7 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
                             "containers" => seq![main],
                             "volumes" => seq![
                                 map! {"name" => "client-cert", "secret" => map! {
-                                    "secretName" => mode.client_secret(&target.release),
+                                    "secretName" => client_secret(&target.release),
                                     "items" => seq![
                                         map! {"key" => "tls.crt", "path" => "tls.crt"},
                                         map! {"key" => "tls.key", "path" => "tls.key"},
@@ -467,7 +450,7 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
                                     "defaultMode" => 0o400u32,
                                 }},
                                 map! {"name" => "etcd-ca", "secret" => map! {
-                                    "secretName" => mode.ca_secret(&target.release),
+                                    "secretName" => ca_secret(&target.release),
                                     "items" => seq![map! {"key" => "ca.crt", "path" => "ca.crt"}],
                                     "defaultMode" => 0o444u32,
                                 }},
@@ -480,6 +463,98 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
         },
     }
 }
+
+/// The Pod that restores member `i`'s volume, in the datastore's namespace.
+pub fn restore_pod(backups: &Backups, images: &Images, target: &Target, i: u32, snapshot: Option<&str>) -> Node {
+    let from_bucket = matches!(backups.destination, BackupDestination::S3 { .. });
+    // From a bucket the download lands alone in a scratch volume: restore the newest there.
+    let local_snapshot = match (from_bucket, snapshot) {
+        (false, Some(s)) => format!("{BACKUP_DIR}/{s}"),
+        _ => String::new(),
+    };
+    let restore = map! {
+        "name" => "restore",
+        "image" => images.get(&backups.image).full(),
+        "command" => seq!["/bin/sh", "-ec", RESTORE_SCRIPT],
+        "env" => seq![
+            env("SNAPSHOT", local_snapshot),
+            env("BACKUP_DIR", BACKUP_DIR),
+            env("BACKUP_NAME", &target.release),
+            env("MEMBER", target.member(i)),
+            env("INITIAL_CLUSTER", target.initial_cluster()),
+            env("PEER_URL", target.peer_url(i)),
+            env("CLUSTER_TOKEN", CLUSTER_TOKEN),
+            env("DATA_DIR", DATA_DIR),
+        ],
+        "volumeMounts" => seq![
+            map! {"name" => "data", "mountPath" => DATA_DIR},
+            map! {"name" => "backups", "mountPath" => BACKUP_DIR, "readOnly" => (!from_bucket).then_some(true)},
+        ],
+    };
+    let (init, backups_volume) = match &backups.destination {
+        BackupDestination::Pvc { .. } => (
+            Node::Absent,
+            map! {"name" => "backups", "persistentVolumeClaim" => map! {"claimName" => target.backup_claim(), "readOnly" => true}},
+        ),
+        BackupDestination::S3 {
+            credentials_secret,
+            image,
+        } => (
+            seq![map! {
+                "name" => "download",
+                "image" => images.get(image).full(),
+                "command" => seq!["/bin/sh", "-ec", DOWNLOAD_SCRIPT],
+                "env" => [
+                    env("SNAPSHOT_KEY", snapshot.unwrap_or_default()),
+                    env("BACKUP_DIR", BACKUP_DIR),
+                    env("BACKUP_NAME", &target.release),
+                    env("HOME", BACKUP_DIR),
+                ]
+                .into_iter()
+                .chain(s3_env(credentials_secret))
+                .collect::<Vec<Node>>(),
+                "volumeMounts" => seq![map! {"name" => "backups", "mountPath" => BACKUP_DIR}],
+            }],
+            map! {"name" => "backups", "emptyDir" => map! {}},
+        ),
+    };
+    map! {
+        "apiVersion" => "v1",
+        "kind" => "Pod",
+        "metadata" => map! {"name" => target.restore_pod_name(i), "namespace" => &target.namespace},
+        "spec" => map! {
+            "restartPolicy" => "Never",
+            "automountServiceAccountToken" => false,
+            "initContainers" => init,
+            "containers" => seq![restore],
+            "volumes" => seq![
+                map! {"name" => "data", "persistentVolumeClaim" => map! {"claimName" => target.data_claim(i)}},
+                backups_volume,
+            ],
+        },
+    }
+}
+
+/// Downloads `$SNAPSHOT_KEY` (or the newest snapshot of `$BACKUP_NAME`) from the bucket into
+/// `$BACKUP_DIR`.
+const DOWNLOAD_SCRIPT: &str = r#"# kaas-gitops etcd snapshot download.
+set -eu
+export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
+prefix="s3://$S3_BUCKET/$BACKUP_NAME/"
+key="${SNAPSHOT_KEY:-}"
+if [ -z "$key" ]; then
+  aws --endpoint-url "$S3_ENDPOINT" s3 ls "$prefix" > "$BACKUP_DIR/listing"
+  while read -r _day _time _size k; do
+    case "$k" in "$BACKUP_NAME"-*Z.db) key="$k" ;; esac
+  done < "$BACKUP_DIR/listing"
+  rm -f "$BACKUP_DIR/listing"
+fi
+if [ -z "$key" ]; then
+  echo "no snapshot under $prefix" >&2
+  exit 1
+fi
+aws --endpoint-url "$S3_ENDPOINT" s3 cp "$prefix$key" "$BACKUP_DIR/$key"
+"#;
 
 #[cfg(test)]
 mod tests {
@@ -517,16 +592,8 @@ mod tests {
     }
 
     #[test]
-    fn certificate_secret_names_differ_by_mode() {
-        assert_eq!(
-            CertMode::SelfSigned.client_secret("acme-etcd"),
-            "acme-etcd-root-client-certs"
-        );
-        assert_eq!(CertMode::SelfSigned.ca_secret("acme-etcd"), "acme-etcd-certs");
-        assert_eq!(
-            CertMode::CertManager.client_secret("acme-etcd"),
-            "acme-etcd-client-certs"
-        );
-        assert_eq!(CertMode::CertManager.ca_secret("acme-etcd"), "acme-etcd-client-certs");
+    fn certificate_secrets_are_named_as_the_chart_names_them() {
+        assert_eq!(client_secret("acme-etcd"), "acme-etcd-root-client-certs");
+        assert_eq!(ca_secret("acme-etcd"), "acme-etcd-certs");
     }
 }

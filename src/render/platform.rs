@@ -9,8 +9,15 @@ use crate::render::node::Node;
 use crate::render::{Object, meta, topology};
 use crate::{map, seq};
 
+/// The kamaji chart's HelmRelease (and Helm release) name.
+pub const KAMAJI_RELEASE: &str = "kamaji";
+/// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
+pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
+/// The DataStore the bundled etcd backs.
+pub const DEFAULT_DATASTORE: &str = "default";
+
 /// Labels on every platform object.
-fn labels() -> Node {
+pub(crate) fn labels() -> Node {
     map! {"app.kubernetes.io/managed-by" => "kaas-gitops"}
 }
 
@@ -169,26 +176,26 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
     let (etcd_image, etcd_jobs) = etcd_chart_images(p, images);
     let values = map! {
         "image" => map! {"repository" => &kamaji.repository, "tag" => kamaji.chart_tag(), "pullPolicy" => "IfNotPresent"},
-        "defaultDatastoreName" => "default",
+        "defaultDatastoreName" => DEFAULT_DATASTORE,
         "kamaji-etcd" => map! {
             "deploy" => true,
-            "fullnameOverride" => "kamaji-etcd",
+            "fullnameOverride" => DEFAULT_RELEASE,
             "replicas" => p.default_datastore_replicas,
             "image" => etcd_image,
-            "datastore" => map! {"enabled" => true, "name" => "default"},
+            "datastore" => map! {"enabled" => true, "name" => DEFAULT_DATASTORE},
             "jobs" => etcd_jobs,
         },
     };
     Object {
         kind: "HelmRelease",
-        name: "kamaji".into(),
+        name: KAMAJI_RELEASE.into(),
         body: map! {
             "apiVersion" => "helm.toolkit.fluxcd.io/v2",
             "kind" => "HelmRelease",
-            "metadata" => meta_labels("kamaji", Some(&p.kamaji_namespace)),
+            "metadata" => meta_labels(KAMAJI_RELEASE, Some(&p.kamaji_namespace)),
             "spec" => map! {
                 "interval" => &p.interval,
-                "releaseName" => "kamaji",
+                "releaseName" => KAMAJI_RELEASE,
                 "chart" => chart_spec(p, &p.kamaji_chart),
                 "install" => map! {"crds" => "CreateReplace", "remediation" => map! {"retries" => 3u32}},
                 "upgrade" => map! {"crds" => "CreateReplace", "remediation" => map! {"retries" => 3u32}},
@@ -203,11 +210,11 @@ fn control_plane_provider(p: &Platform, images: &Images) -> Object {
     let selector = map! {"matchLabels" => map! {"cluster.x-k8s.io/provider" => "control-plane-kamaji"}};
     Object {
         kind: "ControlPlaneProvider",
-        name: "kamaji".into(),
+        name: KAMAJI_RELEASE.into(),
         body: map! {
             "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
             "kind" => "ControlPlaneProvider",
-            "metadata" => meta_labels("kamaji", Some(&p.kamaji_namespace)),
+            "metadata" => meta_labels(KAMAJI_RELEASE, Some(&p.kamaji_namespace)),
             "spec" => map! {
                 "version" => &p.cp_provider_version,
                 "deployment" => map! {

@@ -119,7 +119,7 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
     else {
         unreachable!("called for dedicated datastores only")
     };
-    let name = format!("{}-etcd", t.name);
+    let name = t.etcd_release();
     let (image, jobs) = etcd_chart_images(p, images);
     let values = map! {
         "fullnameOverride" => &name,

@@ -11,20 +11,25 @@ pub fn header(input: &str) -> String {
 
 /// Serializes one object with its header.
 pub fn document(input: &str, node: &Node) -> Vec<u8> {
+    let mut out = header(input);
+    out.push_str(&body(node));
+    out.into_bytes()
+}
+
+/// Serializes one object, without a header (for YAML that is printed, never committed).
+pub fn body(node: &Node) -> String {
     // Never fold a single-line string into `>-`: folding only breaks at spaces, so for one long
     // token (an image pin `tag@sha256:<hex>` is over 80 characters) it merely moves the value
     // to its own line, where `grep 'tag: 26.8.2-edge@'` no longer finds it. Multi-line strings
     // still become literal blocks (`|`).
     let mut options = serde_saphyr::SerializerOptions::default();
     options.folded_wrap_chars = usize::MAX;
-    let body = serde_saphyr::to_string_with_options(node, options)
+    let mut body = serde_saphyr::to_string_with_options(node, options)
         .expect("a Node always serializes: strings, ints, bools, maps and sequences only");
-    let mut out = header(input);
-    out.push_str(&body);
-    if !out.ends_with('\n') {
-        out.push('\n');
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
     }
-    out.into_bytes()
+    body
 }
 
 #[cfg(test)]

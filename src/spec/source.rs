@@ -48,6 +48,15 @@ pub struct Scalar {
     pub plain: bool,
 }
 
+/// `key` below the dotted `path` that diagnostics use: `spec.values`, or `key` at the root.
+pub fn child_path(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
 /// An input file's text, named by its path relative to the repository.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -329,8 +338,7 @@ impl Indexer<'_> {
                 p
             }
             Some(Frame::Map { path, key, .. }) => match key.take() {
-                Some(k) if path.is_empty() => k,
-                Some(k) => format!("{path}.{k}"),
+                Some(k) => child_path(path, &k),
                 None => path.clone(),
             },
         };
@@ -350,11 +358,7 @@ impl Indexer<'_> {
         if let Some(Frame::Map { path, key, seen }) = self.stack.last_mut()
             && key.is_none()
         {
-            let full = if path.is_empty() {
-                value.clone()
-            } else {
-                format!("{path}.{value}")
-            };
+            let full = child_path(path, &value);
             if !seen.insert(value.clone()) {
                 let loc = self.source.location(pos);
                 self.problems.push(

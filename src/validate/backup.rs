@@ -1,16 +1,15 @@
 //! `spec.backups` of kaas.yaml and a tenant's `dataStore.dedicated.backup` -> the backup model.
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{BackupDestination, BackupPolicy, Backups, ImageSpec, Platform};
+use crate::model::{BackupDestination, BackupPolicy, Backups, Platform};
 use crate::spec::raw;
 use crate::spec::source::Source;
 use crate::validate::names::is_dns1123_subdomain;
-use crate::validate::platform::image;
-use crate::validate::tenant::is_quantity;
+use crate::validate::platform::{ETCD_JOB_IMAGE, image_or_default};
+use crate::validate::tenant::storage_size;
 
-/// The default snapshot image: the newest etcd image that still has `/bin/sh` (v3.6 images are
-/// distroless), the same one the kamaji-etcd chart uses for its shell jobs.
-const BACKUP_IMAGE: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.6");
+/// The default snapshot image: the one the kamaji-etcd chart's shell jobs use.
+const BACKUP_IMAGE: (&str, &str) = ETCD_JOB_IMAGE;
 /// The default uploader for S3 destinations: a shell and the `aws` CLI.
 const S3_IMAGE: (&str, &str) = ("docker.io/amazon/aws-cli", "2.17.0");
 const DEFAULT_SCHEDULE: &str = "0 */6 * * *";
@@ -30,30 +29,11 @@ pub fn platform(src: &Source, b: Option<&raw::Backups>, errs: &mut Vec<Diagnosti
         ),
         retention: retention(src, &format!("{field}.retention"), b.retention, DEFAULT_RETENTION, errs),
     };
-    let default_image = |f: &str, (repository, tag): (&str, &str)| ImageSpec {
-        repository: repository.into(),
-        tag: Some(tag.into()),
-        policy: None,
-        field: f.into(),
-    };
-    let image_field = format!("{field}.image");
-    let backup_image = match &b.image {
-        Some(i) => image(src, &image_field, i, None, false, errs),
-        None => default_image(&image_field, BACKUP_IMAGE),
-    };
+    let backup_image = image_or_default(src, &format!("{field}.image"), b.image.as_ref(), BACKUP_IMAGE, errs);
     let dest = format!("{field}.destination");
     let destination = match (&b.destination.pvc, &b.destination.s3) {
         (Some(pvc), None) => {
-            let size = pvc
-                .size
-                .as_ref()
-                .map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
-            if !is_quantity(&size) {
-                errs.push(
-                    src.error(&format!("{dest}.pvc.size"), format!("`{size}` is not a storage size"))
-                        .with_hint("write a Kubernetes quantity such as `10Gi`"),
-                );
-            }
+            let size = storage_size(src, &format!("{dest}.pvc.size"), pvc.size.as_ref(), errs);
             if let Some(class) = &pvc.storage_class
                 && !is_dns1123_subdomain(class)
             {
@@ -80,13 +60,9 @@ pub fn platform(src: &Source, b: Option<&raw::Backups>, errs: &mut Vec<Diagnosti
                     .with_hint("name a Secret (lower-case letters, digits, `-` and `.`) with the keys `endpoint`, `bucket`, `accessKeyID` and `secretAccessKey`"),
                 );
             }
-            let image_field = format!("{dest}.s3.image");
             BackupDestination::S3 {
                 credentials_secret: s3.credentials_secret.clone(),
-                image: match &s3.image {
-                    Some(i) => image(src, &image_field, i, None, false, errs),
-                    None => default_image(&image_field, S3_IMAGE),
-                },
+                image: image_or_default(src, &format!("{dest}.s3.image"), s3.image.as_ref(), S3_IMAGE, errs),
             }
         }
         _ => {

@@ -28,7 +28,9 @@ pub fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_dns1123_label)
 }
 
-fn is_label_name_part(s: &str) -> bool {
+/// A label value or a key's name part: 1-63 letters, digits, `-`, `_`, `.`, alphanumeric at
+/// both ends.
+pub(crate) fn is_label_name_part(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= 63

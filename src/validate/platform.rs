@@ -16,7 +16,9 @@ use crate::validate::{providers, topology};
 /// defaults float: an empty tag, or the management cluster's minor version).
 const CFSSL_IMAGE: (&str, &str) = ("docker.io/cfssl/cfssl", "v1.6.5");
 const KUBECTL_IMAGE: (&str, &str) = ("docker.io/clastix/kubectl", "v1.33");
-const ETCD_JOB_IMAGE: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.6");
+/// The newest etcd image that still has `/bin/sh` (v3.6 images are distroless); backups use it
+/// too.
+pub(crate) const ETCD_JOB_IMAGE: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.6");
 
 /// Builds the platform model; `Err` carries every problem found.
 pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnostic>> {
@@ -102,14 +104,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         &mut errs,
     );
     let jobs = spec.kamaji_etcd.jobs.as_ref();
-    let job = |field: &str, img: Option<&raw::Image>, default: (&str, &str), errs: &mut Vec<Diagnostic>| match img {
-        Some(i) => image(src, field, i, None, false, errs),
-        None => ImageSpec {
-            repository: default.0.into(),
-            tag: Some(default.1.into()),
-            policy: None,
-            field: field.into(),
-        },
+    let job = |field: &str, img: Option<&raw::Image>, default: (&str, &str), errs: &mut Vec<Diagnostic>| {
+        image_or_default(src, field, img, default, errs)
     };
     let etcd_cfssl_image = job(
         "spec.kamajiEtcd.jobs.cfssl",
@@ -403,6 +399,25 @@ pub(crate) fn chart(
         name,
         repository: c.repository.trim_end_matches('/').to_string(),
         version: c.version.clone(),
+    }
+}
+
+/// `img` checked, or the pinned `default` (repository, tag) when the spec leaves it out.
+pub(crate) fn image_or_default(
+    src: &Source,
+    field: &str,
+    img: Option<&raw::Image>,
+    (repository, tag): (&str, &str),
+    errs: &mut Vec<Diagnostic>,
+) -> ImageSpec {
+    match img {
+        Some(i) => image(src, field, i, None, false, errs),
+        None => ImageSpec {
+            repository: repository.into(),
+            tag: Some(tag.into()),
+            policy: None,
+            field: field.into(),
+        },
     }
 }
 

@@ -278,19 +278,7 @@ fn datastore(
                 .with_hint("use 1 or an odd number (3, 5)"),
             );
         }
-        let storage = d
-            .storage
-            .as_ref()
-            .map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
-        if !is_quantity(&storage) {
-            errs.push(
-                src.error(
-                    &format!("{field}.dedicated.storage"),
-                    format!("`{storage}` is not a storage size"),
-                )
-                .with_hint("write a Kubernetes quantity such as `10Gi`"),
-            );
-        }
+        let storage = storage_size(src, &format!("{field}.dedicated.storage"), d.storage.as_ref(), errs);
         DataStore::Dedicated {
             replicas,
             storage,
@@ -333,6 +321,23 @@ fn datastore(
             None
         }
     }
+}
+
+/// A volume size: `size` checked, `10Gi` when the spec leaves it out.
+pub(crate) fn storage_size(
+    src: &Source,
+    field: &str,
+    size: Option<&raw::Quantity>,
+    errs: &mut Vec<Diagnostic>,
+) -> String {
+    let size = size.map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
+    if !is_quantity(&size) {
+        errs.push(
+            src.error(field, format!("`{size}` is not a storage size"))
+                .with_hint("write a Kubernetes quantity such as `10Gi`"),
+        );
+    }
+    size
 }
 
 pub(crate) fn is_quantity(s: &str) -> bool {
