@@ -30,10 +30,10 @@ const MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 pub struct TenantCache {
     key: String,
     tenants: HashMap<String, Box<RawValue>>,
-    /// This run's tenant files' digests by path, computed once by `seed` for `save`.
-    #[serde(skip)]
-    digests: HashMap<String, String>,
 }
+
+/// This run's tenant files' digests by path: computed once by `seed`, used again by `save`.
+pub type Digests = HashMap<String, String>;
 
 fn digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -44,12 +44,8 @@ impl TenantCache {
     pub fn load(repo: &Path) -> TenantCache {
         let key = stat_cache::binary_key();
         let read = || -> Option<TenantCache> {
-            let path = stat_cache::cache_dir(repo)?.join(CACHE_FILE);
-            let meta = std::fs::symlink_metadata(&path).ok()?;
-            if !meta.is_file() || meta.len() > MAX_CACHE_BYTES {
-                return None;
-            }
-            let cache: TenantCache = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+            let bytes = stat_cache::read_cache(repo, CACHE_FILE, MAX_CACHE_BYTES)?;
+            let cache: TenantCache = serde_json::from_slice(&bytes).ok()?;
             (cache.key == key).then_some(cache)
         };
         read().unwrap_or(TenantCache {
@@ -58,21 +54,22 @@ impl TenantCache {
         })
     }
 
-    /// Puts every tenant file of `inputs` found here into `parsed`; returns how many.
-    pub fn seed(&mut self, inputs: &Inputs, parsed: &mut ParseCache) -> usize {
-        self.digests = inputs
+    /// Puts every tenant file of `inputs` found here into `parsed`; returns how many, and the
+    /// digests of all of them (for `save`).
+    pub fn seed(&self, inputs: &Inputs, parsed: &mut ParseCache) -> (usize, Digests) {
+        let digests: Digests = inputs
             .tenants
             .par_iter()
             .map(|(path, _, bytes)| (path.clone(), digest(bytes)))
             .collect();
         if self.tenants.is_empty() {
-            return 0;
+            return (0, digests);
         }
         let hits: Vec<(String, Vec<u8>, Loaded<TenantFile>)> = inputs
             .tenants
             .par_iter()
             .filter_map(|(path, _, bytes)| {
-                let raw = self.tenants.get(self.digests.get(path)?)?;
+                let raw = self.tenants.get(digests.get(path)?)?;
                 let value: TenantFile = serde_json::from_str(raw.get()).ok()?;
                 let text = std::str::from_utf8(bytes).ok()?.to_string();
                 let source = Source::unindexed(path, text);
@@ -83,19 +80,19 @@ impl TenantCache {
         for (path, bytes, loaded) in hits {
             parsed.insert(path, bytes, Arc::new(loaded));
         }
-        n
+        (n, digests)
     }
 
-    /// Records the tenant files of `inputs` (as digested by `seed`) that `parsed` holds, when
-    /// that differs from what was loaded. Best effort, like the stat cache: a cache that cannot
-    /// be written is absent.
-    pub fn save(mut self, repo: &Path, inputs: &Inputs, parsed: &ParseCache) {
+    /// Records the tenant files of `inputs` (with the `digests` `seed` made) that `parsed`
+    /// holds, when that differs from what was loaded. Best effort, like the stat cache: a cache
+    /// that cannot be written is absent.
+    pub fn save(mut self, repo: &Path, inputs: &Inputs, digests: &Digests, parsed: &ParseCache) {
         let Some(dir) = stat_cache::cache_dir(repo) else { return };
         let parsed_digests: HashSet<&String> = inputs
             .tenants
             .iter()
             .filter(|(path, _, _)| parsed.get(path).is_some())
-            .filter_map(|(path, _, _)| self.digests.get(path))
+            .filter_map(|(path, _, _)| digests.get(path))
             .collect();
         if parsed_digests.len() == self.tenants.len() && parsed_digests.iter().all(|d| self.tenants.contains_key(*d)) {
             return;
@@ -104,7 +101,7 @@ impl TenantCache {
             .tenants
             .par_iter()
             .filter_map(|(path, _, _)| {
-                let sha = self.digests.get(path)?;
+                let sha = digests.get(path)?;
                 let raw = match self.tenants.get(sha) {
                     Some(raw) => raw.clone(),
                     None => serde_json::value::to_raw_value(&parsed.get(path)?.value).ok()?,

@@ -178,7 +178,7 @@ fn refuse_symlinked_dirs<'a>(repo: &Path, paths: impl Iterator<Item = &'a String
 }
 
 /// Temp files a killed run left in the repository root (`kaas.lock`'s).
-fn root_leftovers(repo: &Path) -> Result<Vec<String>> {
+pub(crate) fn root_leftovers(repo: &Path) -> Result<Vec<String>> {
     let entries = match std::fs::read_dir(repo) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         other => other.with_context(|| format!("failed to list `{}`", repo.display()))?,

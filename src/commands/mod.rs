@@ -95,21 +95,35 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         return Ok(None);
     }
     let timeout = Duration::from_secs(cli.lock_timeout);
-    let waiting = |pid: Option<u32>| {
-        let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-        printer.status(&format!(
+    acquire_lock(printer, &cli.repo, timeout, |who| {
+        format!(
             "waiting up to {} s for another kaas-gitops run{who} to finish",
             timeout.as_secs()
-        ));
+        )
+    })
+    .map(Some)
+    .ok_or(ExitStatus::Error)
+}
+
+/// Takes the repository lock. While another run holds it, prints `waiting(" (pid N)")` once;
+/// when it cannot be had, prints the error with its hint and returns `None`.
+pub(crate) fn acquire_lock(
+    printer: &Printer,
+    repo: &Path,
+    timeout: Duration,
+    waiting: impl FnOnce(String) -> String,
+) -> Option<Guard> {
+    let on_wait = |pid: Option<u32>| {
+        let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        printer.status(&waiting(who));
     };
-    repo_lock::acquire_with(&cli.repo, timeout, waiting)
-        .map(Some)
+    repo_lock::acquire_with(repo, timeout, on_wait)
         .map_err(|e| {
             let hint = e.hint();
             printer.error_chain(&anyhow::Error::new(e));
             printer.hint(&hint);
-            ExitStatus::Error
         })
+        .ok()
 }
 
 fn is_repository(repo: &Path) -> bool {

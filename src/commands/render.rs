@@ -55,14 +55,14 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     select.full |= args.check;
     // Tenant files parsed by an earlier run are not parsed again (see tenant_cache); the cache
     // is read while the inputs are.
-    let (inputs, mut known) = rayon::join(|| inputs::read(repo), || TenantCache::load(repo));
+    let (inputs, known) = rayon::join(|| inputs::read(repo), || TenantCache::load(repo));
     let inputs = match inputs? {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
         Ok(inputs) => inputs,
     };
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut parsed = pipeline::ParseCache::default();
-    let hits = known.seed(&inputs, &mut parsed);
+    let (hits, digests) = known.seed(&inputs, &mut parsed);
     let rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
         Ok(r) => r,
@@ -102,7 +102,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
             unchanged: plan.unchanged,
             warnings: rendered.warnings.clone(),
         };
-        let outputs = stat_cache::output_paths(mode, files.iter().map(String::as_str), &plan.listed_dirs);
+        let outputs = stat_cache::output_paths(files.iter().map(String::as_str), &plan.listed_dirs);
         stat_cache::store(repo, stamp, &cache_key, outputs, outcome);
     };
     if args.check {
@@ -135,7 +135,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         &rendered.warnings,
         started,
     );
-    known.save(repo, &inputs, &parsed);
+    known.save(repo, &inputs, &digests, &parsed);
     if let Some(committer) = committer {
         committer.commit(printer, &plan, &summary)?;
     }

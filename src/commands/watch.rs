@@ -12,13 +12,13 @@ use anyhow::{Context, Result};
 use notify::{RecursiveMode, Watcher};
 
 use crate::cli::{SelectArgs, WatchArgs};
+use crate::commands::acquire_lock;
 use crate::commands::commit::Committer;
 use crate::commands::pipeline::{self, ParseCache};
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, Printer, inputs};
 use crate::diagnostics;
 use crate::lock::LOCK_PATH;
-use crate::repo_lock;
 use crate::tree;
 use crate::watch::classify;
 
@@ -112,20 +112,11 @@ fn watch_inputs(watcher: &mut notify::RecommendedWatcher, repo: &Path) -> Result
 /// One render; never fails the watcher: problems are printed and the next save tries again.
 fn render_once(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Duration, cache: &mut ParseCache) {
     let started = Instant::now();
-    let waiting = |pid: Option<u32>| {
-        let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-        printer.status(&format!("watching: waiting for another kaas-gitops run{who} to finish"));
-    };
     // Held for this render only: read, plan and write are one step for any other run.
-    let _lock = match repo_lock::acquire_with(repo, lock_timeout, waiting) {
-        Ok(guard) => guard,
-        Err(e) => {
-            let hint = e.hint();
-            printer.error_chain(&anyhow::Error::new(e));
-            printer.hint(&hint);
-            printer.status("watching: this change was not rendered; it runs again on the next change");
-            return;
-        }
+    let waiting = |who| format!("watching: waiting for another kaas-gitops run{who} to finish");
+    let Some(_lock) = acquire_lock(printer, repo, lock_timeout, waiting) else {
+        printer.status("watching: this change was not rendered; it runs again on the next change");
+        return;
     };
     match try_render(printer, repo, args, cache, started) {
         Ok(()) => {}

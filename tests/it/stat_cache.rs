@@ -13,7 +13,10 @@ fn past_racy_window() {
 }
 
 fn git_repo() -> Repo {
-    let repo = Repo::example();
+    git_init(Repo::example())
+}
+
+fn git_init(repo: Repo) -> Repo {
     let out = std::process::Command::new("git")
         .args(["init", "-q"])
         .current_dir(repo.path())
@@ -83,6 +86,22 @@ fn a_no_op_render_is_proved_from_stats_and_every_change_is_still_seen() {
         "a file in an empty folder",
         r#""deleted":["flux/empty/stray.yaml"]"#,
     );
+
+    // An overlay the input-hash skip does not keep (a folder it does not render is in it) is
+    // compared file by file, so its files are recorded: an in-place edit of one is seen.
+    std::fs::create_dir(repo.path().join("overlays/tenants/acme/extra")).unwrap();
+    past_racy_window();
+    assert!(!render(&repo).0);
+    assert!(render(&repo).0);
+    let kcp = "overlays/tenants/acme/kamajicontrolplane-acme.yaml";
+    let text = repo.read(kcp);
+    repo.write(kcp, &text.replacen("kind", "KIND", 1));
+    assert_seen_then_cached(
+        &repo,
+        "an edit in an overlay that is not kept",
+        r#""name":"acme","status":"changed""#,
+    );
+    std::fs::remove_dir(repo.path().join("overlays/tenants/acme/extra")).unwrap();
 
     // An in-place edit of the same length: only the file's own stat shows it.
     let rel = "flux/kustomization-kaas-platform.yaml";
@@ -245,6 +264,14 @@ fn a_passing_check_is_proved_from_stats_and_every_hand_edit_is_still_caught() {
         "flux/empty/stray.yaml",
     );
 
+    // A temp file a killed run left in the repository root is drift, though the root itself
+    // is not recorded (the lock file comes and goes there).
+    repo.write(".kaas.lock.kaas-tmp-999", "junk\n");
+    let (code, hit, out) = check(&repo);
+    assert_eq!((code, hit), (1, false), "a temp file in the root: {out}");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert!(!repo.path().join(".kaas.lock.kaas-tmp-999").exists());
+
     let spec = repo.read("tenants/acme.yaml");
     repo.write(
         "tenants/acme.yaml",
@@ -258,4 +285,58 @@ fn a_passing_check_is_proved_from_stats_and_every_hand_edit_is_still_caught() {
     assert!(!repo.path().join(".git/kaas-gitops/check-stat.bin").exists());
     let (code, hit, _) = check(&repo);
     assert_eq!((code, hit), (0, false));
+}
+
+/// `args` with the run's timing cut from its last line, which is all that may differ between a
+/// full run and one the cache serves.
+fn human(repo: &Repo, args: &[&str]) -> (bool, String) {
+    let mut all = vec!["-v"];
+    all.extend_from_slice(args);
+    let run = repo.run(&all);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let hit = run.stderr.contains(HIT);
+    let text: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("stat cache:") && !l.starts_with("timings:"))
+        .map(|l| l.split(" in ").next().unwrap_or(l))
+        .collect();
+    (hit, text.join("\n"))
+}
+
+#[test]
+fn a_replayed_warning_shows_its_source_line_as_the_full_run_does() {
+    // The Packet fixture warns at a field of kaas.yaml: the message shows that line and a caret.
+    let repo = git_init(Repo::fixture("providers/packet"));
+    assert_eq!(repo.run(&["render"]).code, 0);
+    past_racy_window();
+    for args in [&["render"][..], &["render", "--check"][..]] {
+        let (hit, full) = human(&repo, args);
+        assert!(!hit, "{args:?}");
+        assert!(
+            full.contains("warning:") && full.contains(" | "),
+            "{args:?}: no located warning in {full}"
+        );
+        let (hit, cached) = human(&repo, args);
+        assert!(hit, "{args:?}: not served from the stat cache");
+        assert_eq!(full, cached, "{args:?}");
+    }
+}
+
+#[test]
+fn a_symlinked_output_is_never_recorded() {
+    let repo = git_repo();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    // A kept overlay's kustomization.yaml made a symlink to a file outside the repository.
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("kustomization.yaml");
+    let rel = "overlays/tenants/acme/kustomization.yaml";
+    std::fs::write(&target, repo.read(rel)).unwrap();
+    std::fs::remove_file(repo.path().join(rel)).unwrap();
+    std::os::unix::fs::symlink(&target, repo.path().join(rel)).unwrap();
+    past_racy_window();
+    for _ in 0..2 {
+        let (hit, _) = render(&repo);
+        assert!(!hit, "a symlinked output was trusted");
+    }
 }
