@@ -2,13 +2,12 @@
 //! with kustomize), the snapshot script it carries run against a real etcd with client TLS, the
 //! restore the runbook prints, and the validation of `spec.backups`.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{Repo, kustomize};
+use crate::common::{Repo, free_port, kustomize, run_ok};
 
 /// A rendered YAML file as JSON (header comments are YAML comments).
 fn yaml(text: &str) -> Value {
@@ -132,10 +131,11 @@ fn every_etcd_datastore_gets_a_valid_backup_cronjob() {
 #[test]
 fn s3_destinations_take_credentials_from_the_named_secret() {
     let repo = Repo::example();
-    let platform = repo
-        .read("kaas.yaml")
-        .replace("pvc: {size: 10Gi}", "s3: {credentialsSecret: etcd-backup-s3}");
-    repo.write("kaas.yaml", &platform);
+    repo.replace(
+        "kaas.yaml",
+        "pvc: {size: 10Gi}",
+        "s3: {credentialsSecret: etcd-backup-s3}",
+    );
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let dir = "overlays/tenants/globex";
@@ -201,15 +201,13 @@ fn backups_are_off_unless_kaas_yaml_sets_them() {
 #[test]
 fn invalid_backup_settings_are_reported_together() {
     let repo = Repo::example();
-    let platform = repo
-        .read("kaas.yaml")
-        .replace("schedule: \"0 */6 * * *\"", "schedule: \"every day\"")
-        .replace("retention: 7", "retention: 0")
-        .replace(
-            "pvc: {size: 10Gi}",
-            "pvc: {size: 10Gi}\n      s3: {credentialsSecret: x}",
-        );
-    repo.write("kaas.yaml", &platform);
+    repo.replace("kaas.yaml", "schedule: \"0 */6 * * *\"", "schedule: \"every day\"");
+    repo.replace("kaas.yaml", "retention: 7", "retention: 0");
+    repo.replace(
+        "kaas.yaml",
+        "pvc: {size: 10Gi}",
+        "pvc: {size: 10Gi}\n      s3: {credentialsSecret: x}",
+    );
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     for msg in [
@@ -319,22 +317,6 @@ fn require(tool: &str) -> PathBuf {
     })
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-#[track_caller]
-fn sh(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl.
 struct Pki {
     dir: PathBuf,
@@ -344,7 +326,7 @@ impl Pki {
     fn new(dir: &Path) -> Pki {
         let dir = dir.to_path_buf();
         let run = |args: &[&str]| {
-            sh(Command::new("openssl").args(args).current_dir(&dir));
+            run_ok(Command::new("openssl").args(args).current_dir(&dir));
         };
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
         run(&[
@@ -441,10 +423,17 @@ impl Etcd {
             .stderr(log)
             .spawn()
             .expect("etcd starts");
-        let etcd = Etcd { child, endpoint };
+        let mut etcd = Etcd { child, endpoint };
         // Readiness, not timing: wait until the member answers a TLS request (bounded, so a
-        // broken etcd fails the test with its log instead of hanging it).
+        // broken etcd fails the test with its log instead of hanging it). One that exited (its
+        // port taken by another test's server, say) fails at once.
         for _ in 0..300 {
+            if let Ok(Some(status)) = etcd.child.try_wait() {
+                panic!(
+                    "etcd exited with {status}:\n{}",
+                    std::fs::read_to_string(data_dir.with_extension("log")).unwrap_or_default()
+                );
+            }
             let ok = etcd
                 .ctl(pki)
                 .args(["endpoint", "health"])
@@ -475,7 +464,7 @@ impl Etcd {
     }
 
     fn get(&self, pki: &Pki, key: &str) -> String {
-        sh(self.ctl(pki).args(["get", key, "--print-value-only"]))
+        run_ok(self.ctl(pki).args(["get", key, "--print-value-only"]))
             .trim()
             .to_string()
     }
@@ -510,9 +499,11 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
     let pki = Pki::new(tmp.path());
     let source = Etcd::start(&pki, "source", &tmp.path().join("source"), free_port());
     for i in 0..50 {
-        sh(source
-            .ctl(&pki)
-            .args(["put", &format!("/registry/things/{i:02}"), &format!("value {i}")]));
+        run_ok(
+            source
+                .ctl(&pki)
+                .args(["put", &format!("/registry/things/{i:02}"), &format!("value {i}")]),
+        );
     }
 
     let backups = tmp.path().join("backups");
@@ -536,9 +527,11 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
             _ => v.clone(),
         };
     }
-    let out = sh(Command::new("/bin/sh")
-        .args(["-ec", script])
-        .envs(env.iter().map(|(k, v)| (k, v))));
+    let out = run_ok(
+        Command::new("/bin/sh")
+            .args(["-ec", script])
+            .envs(env.iter().map(|(k, v)| (k, v))),
+    );
     assert!(out.contains("saved "), "{out}");
 
     let mut files: Vec<String> = std::fs::read_dir(&backups)
@@ -560,9 +553,11 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
     assert_eq!(files[0], "acme-etcd-20200106T000000Z.db");
 
     // A write after the snapshot must not come back.
-    sh(source
-        .ctl(&pki)
-        .args(["put", "/registry/things/late", "after the snapshot"]));
+    run_ok(
+        source
+            .ctl(&pki)
+            .args(["put", "/registry/things/late", "after the snapshot"]),
+    );
 
     // The restore the runbook prints, run on a fresh data dir.
     let plan = repo.run(&["backup", "restore-plan", "acme"]);
@@ -587,9 +582,11 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
             _ => v.clone(),
         };
     }
-    let out = sh(Command::new("/bin/sh")
-        .args(["-ec", restore_script])
-        .envs(env.iter().map(|(k, v)| (k, v))));
+    let out = run_ok(
+        Command::new("/bin/sh")
+            .args(["-ec", restore_script])
+            .envs(env.iter().map(|(k, v)| (k, v))),
+    );
     assert!(
         out.contains(&format!("restored {}", backups.join(newest).display())),
         "{out}"
@@ -604,8 +601,10 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
         );
     }
     assert_eq!(restored.get(&pki, "/registry/things/late"), "");
-    let keys = sh(restored
-        .ctl(&pki)
-        .args(["get", "/registry/things/", "--prefix", "--keys-only"]));
+    let keys = run_ok(
+        restored
+            .ctl(&pki)
+            .args(["get", "/registry/things/", "--prefix", "--keys-only"]),
+    );
     assert_eq!(keys.lines().filter(|l| !l.is_empty()).count(), 50, "{keys}");
 }

@@ -100,6 +100,15 @@ impl Repo {
         std::fs::write(p, content).unwrap();
     }
 
+    /// Replaces every `from` in `rel` with `to`; fails the test if `from` is not there, so an
+    /// edit that no longer applies cannot pass unnoticed.
+    #[track_caller]
+    pub fn replace(&self, rel: &str, from: &str, to: &str) {
+        let text = self.read(rel);
+        assert!(text.contains(from), "`{from}` is not in {rel}:\n{text}");
+        self.write(rel, &text.replace(from, to));
+    }
+
     /// Reads a file.
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
@@ -249,3 +258,46 @@ pub fn kustomize(dir: &Path) -> Run {
         .expect("kubectl is installed (.ci/run installs it)")
         .into()
 }
+
+/// A loopback port that was free a moment ago. The server that binds it later may lose it to
+/// another test's server; each caller's readiness check sees its own process exit, or its own
+/// log line, so that shows as a clear failure instead of a test talking to the wrong server.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// Runs `cmd`, which must succeed; returns its stdout.
+#[track_caller]
+pub fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A valid Proxmox tenant named `bad`, for tests to break in one place.
+pub const PROXMOX_TENANT: &str = "apiVersion: kaas-gitops.dev/v1alpha1
+kind: Tenant
+metadata:
+  name: bad
+spec:
+  kubernetes:
+    version: v1.33.4
+  infrastructure:
+    provider: proxmox
+    proxmox:
+      sourceNode: pve
+      templateID: 100
+      dnsServers: [10.0.0.53]
+      ipv4: {addresses: [10.0.5.10-10.0.5.60], gateway: 10.0.5.1, prefix: 24}
+  workers:
+    - name: md-0
+      replicas: 1
+";

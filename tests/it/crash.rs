@@ -4,6 +4,7 @@
 //!
 //! See: issues/9
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -185,19 +186,50 @@ fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_conv
     );
 }
 
+/// Reads `stderr` until a line contains `needle`, or the stream ends; returns what it read.
+fn read_until(stderr: &mut impl BufRead, needle: &str) -> String {
+    let mut text = String::new();
+    while !text.contains(needle) {
+        match stderr.read_line(&mut text) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    text
+}
+
 #[test]
 fn two_renders_at_once_never_interleave() {
     let repo = generated(60);
-    let (a, b) = (render(&repo), render(&repo));
-    for child in [a, b] {
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        match out.status.code() {
-            Some(0) => {}
-            Some(2) => assert!(stderr.contains("holds the lock on this repository"), "{stderr}"),
-            other => panic!("exit {other:?}: {stderr}"),
-        }
+    // Both start while the lock is held, so both are certainly running at the same time.
+    let guard = kaas_gitops::repo_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
+    let spawn = || {
+        bin()
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["render", "--lock-timeout", "60"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs")
+    };
+    let mut children = [spawn(), spawn()];
+    let mut readers: Vec<_> = children
+        .iter_mut()
+        .map(|c| BufReader::new(c.stderr.take().expect("piped stderr")))
+        .collect();
+    let mut texts: Vec<String> = readers.iter_mut().map(|r| read_until(r, "waiting up to")).collect();
+    drop(guard);
+    for (reader, text) in readers.iter_mut().zip(&mut texts) {
+        reader.read_to_string(text).unwrap();
+        assert!(text.contains("waiting up to 60 s"), "{text}");
     }
+    for child in &mut children {
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{texts:?}");
+    }
+    // One after the other: whichever went second found the first one's files in place.
+    let idle = texts.iter().filter(|t| t.contains(": 0 written, 0 deleted")).count();
+    assert_eq!(idle, 1, "{texts:?}");
     let check = repo.run(&["render", "--check"]);
     assert_eq!(check.code, 0, "{}", check.stderr);
     assert_eq!(every_file_is_whole(repo.path(), None), 0);
@@ -207,10 +239,7 @@ fn two_renders_at_once_never_interleave() {
 fn a_held_lock_makes_render_pin_and_pr_wait_then_exit_2() {
     let repo = Repo::example();
     assert_eq!(repo.run(&["render"]).code, 0);
-    repo.write(
-        "tenants/acme.yaml",
-        &repo.read("tenants/acme.yaml").replace("replicas: 2", "replicas: 4"),
-    );
+    repo.replace("tenants/acme.yaml", "replicas: 2", "replicas: 4");
     let guard = kaas_gitops::repo_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
     let before = repo.snapshot();
     let pid = std::process::id();
@@ -235,18 +264,19 @@ fn a_held_lock_makes_render_pin_and_pr_wait_then_exit_2() {
     assert_eq!(repo.run(&["render", "--check"]).code, 1);
     assert_eq!(repo.run(&["diff"]).code, 0);
     // A waiting run goes ahead as soon as the holder is done.
-    let waiting = bin()
+    let mut waiting = bin()
         .arg("--repo")
         .arg(repo.path())
         .args(["render", "--lock-timeout", "30"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // The lock is released only once the run says it waits.
+    let mut reader = BufReader::new(waiting.stderr.take().expect("piped stderr"));
+    let mut stderr = read_until(&mut reader, "waiting up to");
     drop(guard);
-    let out = waiting.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    reader.read_to_string(&mut stderr).unwrap();
+    assert_eq!(waiting.wait().unwrap().code(), Some(0), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "waiting up to 30 s for another kaas-gitops run (pid {pid}) to finish"

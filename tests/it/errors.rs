@@ -1,27 +1,9 @@
 //! One test per kind of bad input: exit 1, a message naming file:line:column, and nothing on
 //! disk changed.
 
+// A valid tenant to break in one place.
+use crate::common::PROXMOX_TENANT as GOOD;
 use crate::common::Repo;
-
-/// A valid tenant to break in one place.
-const GOOD: &str = "apiVersion: kaas-gitops.dev/v1alpha1
-kind: Tenant
-metadata:
-  name: bad
-spec:
-  kubernetes:
-    version: v1.33.4
-  infrastructure:
-    provider: proxmox
-    proxmox:
-      sourceNode: pve
-      templateID: 100
-      dnsServers: [10.0.0.53]
-      ipv4: {addresses: [10.0.5.10-10.0.5.60], gateway: 10.0.5.1, prefix: 24}
-  workers:
-    - name: md-0
-      replicas: 1
-";
 
 /// Renders the example once, adds `rel` with `content`, renders again and checks the failure.
 #[track_caller]
@@ -344,10 +326,7 @@ fn second_document_and_yml_extension() {
 #[test]
 fn exhausted_vip_pool() {
     let repo = Repo::example();
-    let platform = repo
-        .read("kaas.yaml")
-        .replace("10.0.4.100-10.0.4.199", "10.0.4.100-10.0.4.101");
-    repo.write("kaas.yaml", &platform);
+    repo.replace("kaas.yaml", "10.0.4.100-10.0.4.199", "10.0.4.100-10.0.4.101");
     // globex and initech take both addresses; a third tenant finds none.
     assert_eq!(repo.run(&["render"]).code, 0);
     repo.write("tenants/bad.yaml", GOOD);
@@ -364,10 +343,7 @@ fn exhausted_vip_pool() {
 #[test]
 fn bad_platform_file() {
     let repo = Repo::example();
-    let platform = repo
-        .read("kaas.yaml")
-        .replace("  dataStores: [default]", "  dataStore: [default]");
-    repo.write("kaas.yaml", &platform);
+    repo.replace("kaas.yaml", "  dataStores: [default]", "  dataStore: [default]");
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("unknown field `dataStore`"), "{}", run.stderr);

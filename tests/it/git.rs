@@ -551,6 +551,8 @@ impl HttpRemote {
         let mut child = Command::new("python3")
             .arg(script)
             .arg(root)
+            // Kept open by `child` (the server stops when it closes).
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("python3 runs");

@@ -2,12 +2,11 @@
 //! `openssh-server`), the user's key in a real `ssh-agent`, the server's host key in
 //! `~/.ssh/known_hosts`, and a bare repository as the remote.
 
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{Repo, Run, bin};
+use crate::common::{Repo, Run, bin, free_port, run_ok};
 
 const SSHD: &str = "/usr/sbin/sshd";
 const TIME: &str = "1700000000";
@@ -35,9 +34,11 @@ impl Ssh {
         let dir = tempfile::tempdir().expect("a temp dir");
         let d = dir.path();
         for key in ["host_key", "user_key"] {
-            run(Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-C", key, "-f"])
-                .arg(d.join(key)));
+            run_ok(
+                Command::new("ssh-keygen")
+                    .args(["-q", "-t", "ed25519", "-N", "", "-C", key, "-f"])
+                    .arg(d.join(key)),
+            );
         }
         std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
         // sshd run as root needs its privilege separation folder.
@@ -70,16 +71,21 @@ impl Ssh {
             .stdout(Stdio::null())
             .spawn()
             .expect("ssh-agent runs");
-        let ssh = Ssh { dir, sshd, agent, port };
+        let mut ssh = Ssh { dir, sshd, agent, port };
         ssh.wait_until_ready();
         ssh
     }
 
-    /// Polls until sshd accepts connections and the agent's socket exists (readiness bounds,
-    /// not timing assertions).
-    fn wait_until_ready(&self) {
+    /// Polls until this sshd says it listens on its port (not merely until something answers
+    /// there) and the agent's socket exists; fails at once if sshd exits (a readiness bound,
+    /// not a timing assertion).
+    fn wait_until_ready(&mut self) {
+        let listening = format!("Server listening on 127.0.0.1 port {}", self.port);
         for _ in 0..200 {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() && self.agent_socket().exists() {
+            if let Ok(Some(status)) = self.sshd.try_wait() {
+                panic!("sshd exited with {status}:\n{}", self.log());
+            }
+            if self.log().contains(&listening) && self.agent_socket().exists() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -97,9 +103,11 @@ impl Ssh {
 
     /// Puts the user's key in the agent, as `ssh-add` does after login.
     fn add_key(&self) {
-        run(Command::new("ssh-add")
-            .env("SSH_AUTH_SOCK", self.agent_socket())
-            .arg(self.dir.path().join("user_key")));
+        run_ok(
+            Command::new("ssh-add")
+                .env("SSH_AUTH_SOCK", self.agent_socket())
+                .arg(self.dir.path().join("user_key")),
+        );
     }
 
     /// The base64 body of the server's public host key.
@@ -123,36 +131,20 @@ impl Drop for Ssh {
     }
 }
 
-#[track_caller]
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
 /// `git ARGS` in `dir` with `home` as `$HOME`.
 #[track_caller]
 fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
-    run(Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat Person")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat Person")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
-        .args(args))
+    run_ok(
+        Command::new("git")
+            .current_dir(dir)
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Pat Person")
+            .env("GIT_AUTHOR_EMAIL", "pat@example.org")
+            .env("GIT_COMMITTER_NAME", "Pat Person")
+            .env("GIT_COMMITTER_EMAIL", "pat@example.org")
+            .args(args),
+    )
 }
 
 #[test]
@@ -165,7 +157,7 @@ fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
     git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
     git(home.path(), repo.path(), &["add", "-A"]);
     git(home.path(), repo.path(), &["commit", "-q", "-m", "inputs"]);
-    let user = run(Command::new("id").arg("-un")).trim().to_string();
+    let user = run_ok(Command::new("id").arg("-un")).trim().to_string();
     let url = format!("ssh://{user}@127.0.0.1:{}{}", ssh.port, remote.path().display());
     git(home.path(), repo.path(), &["remote", "add", "origin", &url]);
     let spec = repo.read("tenants/acme.yaml");
@@ -227,9 +219,11 @@ fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
     ssh.add_key();
     let r = pr(&ssh.agent_socket());
     assert_eq!(r.code, 0, "{}\nsshd log:\n{}", r.stderr, ssh.log());
-    let theirs = run(Command::new("git")
-        .current_dir(remote.path())
-        .args(["rev-parse", "kaas/acme"]));
+    let theirs = run_ok(
+        Command::new("git")
+            .current_dir(remote.path())
+            .args(["rev-parse", "kaas/acme"]),
+    );
     let ours = git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]);
     assert_eq!(theirs, ours);
     assert!(ssh.log().contains("Accepted publickey"), "{}", ssh.log());

@@ -85,6 +85,8 @@ impl TokenServer {
         let mut child = Command::new("python3")
             .arg(script)
             .args([&key, &cert, &log])
+            // Kept open by `child` (the server stops when it closes).
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("python3 runs");
@@ -142,7 +144,7 @@ impl Registry {
             "`{REGISTRY_BIN}` is missing: install it with `apt-get install -y docker-registry` (CI's `.ci/run` does)"
         );
         let dir = tempfile::tempdir().expect("a temp dir");
-        let port = free_port();
+        let port = crate::common::free_port();
         let mut token = None;
         let mut basic = None;
         let auth_block = match auth {
@@ -397,14 +399,6 @@ impl Drop for Registry {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// A port that was free a moment ago (the registry binds it right after).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
 }
 
 /// What the fake registry does with every manifest request.

@@ -1,7 +1,7 @@
 """A git smart-HTTP server for tests: `git http-backend` behind HTTP basic auth (pat:secret).
 
 Usage: python3 git_http.py ROOT  -- serves the bare repositories under ROOT on 127.0.0.1 and
-prints the port. It stops by itself after 120 seconds, so a test that dies leaves nothing behind.
+prints the port. It stops when its standard input ends, so a test that dies leaves nothing behind.
 """
 
 import base64
@@ -74,5 +74,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
-threading.Timer(120, server.shutdown).start()
+
+
+def stop_with_the_test():
+    """Stops when standard input ends: the test dropped its handle, or died."""
+    sys.stdin.read()
+    server.shutdown()
+
+
+threading.Thread(target=stop_with_the_test, daemon=True).start()
 server.serve_forever()

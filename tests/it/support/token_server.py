@@ -5,8 +5,8 @@ Usage: python3 token_server.py KEY CERT LOG -- serves GET /token on 127.0.0.1 an
 port. Tokens are JWTs (RS256, signed with KEY by the `openssl` CLI; CERT goes in the `x5c`
 header, and the registry trusts it as its root bundle). Anyone may pull, except repositories
 under `private/`; the user `kaas` with password `s3cret-pass` may pull and push everything. Each
-token request is appended to LOG as `<who> <scope>`, so a test can see the flow ran. It stops by
-itself after 120 seconds, so a test that dies leaves nothing behind.
+token request is appended to LOG as `<who> <scope>`, so a test can see the flow ran. It stops
+when its standard input ends, so a test that dies leaves nothing behind.
 """
 
 import base64
@@ -88,5 +88,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
-threading.Timer(120, server.shutdown).start()
+
+
+def stop_with_the_test():
+    """Stops when standard input ends: the test dropped its handle, or died."""
+    sys.stdin.read()
+    server.shutdown()
+
+
+threading.Thread(target=stop_with_the_test, daemon=True).start()
 server.serve_forever()
