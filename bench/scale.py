@@ -48,6 +48,17 @@ def settle(seconds):
     time.sleep(seconds)
 
 
+def clean(root, caches=False):
+    """Deletes a render's output (and the local caches too, with `caches`)."""
+    parts = ["overlays", "flux", "kaas.lock"] + ([os.path.join(".git", "kaas-gitops")] if caches else [])
+    for d in parts:
+        p = os.path.join(root, d)
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.remove(p)
+
+
 def main():
     sizes = [int(s) for s in sys.argv[1:]] or [100, 1000, 10000]
     print(f"machine: {os.cpu_count()} cores, {os.uname().release}")
@@ -72,9 +83,7 @@ def main():
             gen.main_args(shm, n)
             mems = []
             for _ in range(runs):
-                for d in ("overlays", "flux", "kaas.lock", os.path.join(".git", "kaas-gitops")):
-                    p = os.path.join(shm, d)
-                    shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else (os.path.exists(p) and os.remove(p))
+                clean(shm, caches=True)
                 mems.append(timed(["render"], shm)[0])
             mem = min(mems)
             shutil.rmtree(shm)
@@ -83,13 +92,9 @@ def main():
             shutil.rmtree(other)
         files = sum(len(f) for _, _, f in os.walk(os.path.join(root, "overlays"))) + len(os.listdir(os.path.join(root, "flux")))
 
-        def clean():
-            for d in ("overlays", "flux", "kaas.lock"):
-                p = os.path.join(root, d)
-                shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else (os.path.exists(p) and os.remove(p))
         # Full render right after `rm -rf overlays flux`: the same work plus ext4's deferred
         # deletion cost, shown for honesty; the first no-op after it records the stat cache.
-        clean()
+        clean(root)
         after_rm, _ = timed(["render"], root)
 
         def no_cache():

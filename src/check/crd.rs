@@ -32,8 +32,6 @@ pub struct Crd {
     pub kind: String,
     /// The file it came from, relative to the CRD folder.
     pub file: String,
-    /// `Namespaced` or `Cluster`.
-    pub namespaced: bool,
     /// Versions by name.
     pub versions: BTreeMap<String, Version>,
 }
@@ -43,10 +41,8 @@ pub struct Crd {
 pub enum Lookup<'a> {
     /// A served version.
     Served(&'a Crd, &'a Version),
-    /// The CRD has this version but does not serve it.
+    /// The CRD has no such version, or does not serve it.
     NotServed(&'a Crd),
-    /// The CRD has no such version.
-    NoVersion(&'a Crd),
     /// No CRD defines this group and kind.
     NoCrd,
 }
@@ -104,8 +100,7 @@ impl Catalog {
         };
         match crd.versions.get(version) {
             Some(v) if v.served => Lookup::Served(crd, v),
-            Some(_) => Lookup::NotServed(crd),
-            None => Lookup::NoVersion(crd),
+            _ => Lookup::NotServed(crd),
         }
     }
 }
@@ -169,7 +164,6 @@ fn parse(rel: &str, text: &str) -> Result<Vec<Crd>> {
             group: spec["group"].as_str().unwrap_or_default().to_string(),
             kind: kind.to_string(),
             file: rel.to_string(),
-            namespaced: spec["scope"] != "Cluster",
             versions,
         });
     }

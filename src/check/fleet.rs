@@ -138,6 +138,7 @@ impl Fleet {
             fleet.folders.extend(parsed.folders);
             fleet.findings.extend(parsed.findings);
         }
+        fleet.folders.sort_by(|a, b| a.path.cmp(&b.path));
         let namespaces: BTreeMap<String, Option<String>> = fleet
             .folders
             .iter()

@@ -89,52 +89,58 @@ pub fn check(repo: &Path, fleet: &Fleet) -> Result<(usize, Vec<Finding>)> {
     let tool = Tool::find()?;
     let root = fs_err::canonicalize(repo)?;
     let paths: Vec<&str> = folders.iter().map(|f| f.path.as_str()).collect();
-    let chunks: Vec<Result<(Vec<Built>, Vec<Finding>)>> = paths
+    let chunks: Vec<Result<Chunk>> = paths
         .par_chunks(CHUNK)
         .map(|chunk| build_chunk(&tool, &root, chunk))
         .collect();
     let mut built = Vec::new();
     let mut findings = Vec::new();
+    let mut failed: BTreeSet<String> = BTreeSet::new();
     for chunk in chunks {
-        let (b, f) = chunk?;
-        built.extend(b);
-        findings.extend(f);
+        let chunk = chunk?;
+        built.extend(chunk.built);
+        findings.extend(chunk.findings);
+        failed.extend(chunk.failed);
     }
-    let failed: BTreeSet<String> = findings
-        .iter()
-        .filter_map(|f: &Finding| {
-            f.diagnostic
-                .file
-                .as_deref()
-                .and_then(|p| p.strip_suffix("/kustomization.yaml"))
-        })
-        .map(str::to_string)
-        .collect();
     findings.extend(compare(fleet, &folders, &failed, &built));
     Ok((folders.len(), findings))
 }
 
+/// What building a chunk of folders gave.
+#[derive(Default)]
+struct Chunk {
+    built: Vec<Built>,
+    findings: Vec<Finding>,
+    /// The folders that do not build.
+    failed: Vec<String>,
+}
+
 /// Builds `folders` together, or, when that fails, each alone to report the ones that fail.
-fn build_chunk(tool: &Tool, root: &Path, folders: &[&str]) -> Result<(Vec<Built>, Vec<Finding>)> {
+fn build_chunk(tool: &Tool, root: &Path, folders: &[&str]) -> Result<Chunk> {
     if let Ok(built) = build(tool, root, folders)? {
-        return Ok((built, Vec::new()));
+        return Ok(Chunk {
+            built,
+            ..Chunk::default()
+        });
     }
-    let mut built = Vec::new();
-    let mut findings = Vec::new();
+    let mut chunk = Chunk::default();
     for folder in folders {
         match build(tool, root, &[folder])? {
-            Ok(b) => built.extend(b),
-            Err(message) => findings.push(
+            Ok(b) => chunk.built.extend(b),
+            Err(message) => {
+                chunk.failed.push(folder.to_string());
+                chunk.findings.push(
                 Finding::new(
                     Check::Kustomize,
                     Diagnostic::error(format!("`{folder}` does not build: {message}"))
                         .in_file(format!("{folder}/kustomization.yaml")),
                 )
                 .with_hint("Flux cannot apply a folder kustomize cannot build; `kaas-gitops render` rewrites the generated kustomization.yaml"),
-            ),
+                );
+            }
         }
     }
-    Ok((built, findings))
+    Ok(chunk)
 }
 
 /// Builds a kustomization listing `folders`; `Ok(Err(stderr))` when kustomize refuses it.

@@ -54,20 +54,6 @@ pub enum Check {
     Platform,
 }
 
-impl Check {
-    fn as_str(self) -> &'static str {
-        match self {
-            Check::Parse => "parse",
-            Check::Schema => "schema",
-            Check::Cel => "cel",
-            Check::Fleet => "fleet",
-            Check::Contract => "contract",
-            Check::Kustomize => "kustomize",
-            Check::Platform => "platform",
-        }
-    }
-}
-
 /// One problem with the rendered fleet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -136,7 +122,7 @@ impl Serialize for Finding {
         m.serialize_entry("column", &d.location.as_ref().map(|l| l.column))?;
         m.serialize_entry("object", &self.object)?;
         m.serialize_entry("field", &d.field)?;
-        m.serialize_entry("check", self.check.as_str())?;
+        m.serialize_entry("check", &self.check)?;
         m.serialize_entry("message", &d.message)?;
         m.serialize_entry("hint", &d.hint)?;
         m.end()

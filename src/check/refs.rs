@@ -290,7 +290,7 @@ fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Object) -> Vec<Findi
     if let Some(path) = o.str("spec.path") {
         let rel = path.trim_start_matches("./").trim_end_matches('/');
         let managed = ["overlays/", "flux/", "base/"].iter().any(|p| rel.starts_with(p)) || rel == "flux";
-        if managed && !fleet.folders.iter().any(|f| f.path == rel) {
+        if managed && fleet.folders.binary_search_by(|f| f.path.as_str().cmp(rel)).is_err() {
             out.push(
                 error(
                     Check::Fleet,

@@ -160,7 +160,7 @@ fn entry(catalog: &Catalog, api_version: &str, kind: &str, env: &Arc<::cel::Env>
                 });
                 (schema, format!("CRD `{}` ({})", crd.name, crd.file), deprecated)
             }
-            Lookup::NotServed(crd) | Lookup::NoVersion(crd) => {
+            Lookup::NotServed(crd) => {
                 return Entry::Missing {
                     message: format!("`{api_version}` is not a served version of `{kind}`"),
                     hint: format!(

@@ -32,7 +32,18 @@ fn drop_null_defaults(v: &mut serde_json::Value) {
             if o.get("default").is_some_and(has_null) {
                 o.remove("default");
             }
-            o.values_mut().for_each(drop_null_defaults);
+            for (key, child) in o.iter_mut() {
+                // Names, not keywords: a property may itself be called `default`.
+                if matches!(
+                    key.as_str(),
+                    "properties" | "$defs" | "definitions" | "patternProperties"
+                ) && let serde_json::Value::Object(named) = child
+                {
+                    named.values_mut().for_each(drop_null_defaults);
+                } else {
+                    drop_null_defaults(child);
+                }
+            }
         }
         serde_json::Value::Array(a) => a.iter_mut().for_each(drop_null_defaults),
         _ => {}

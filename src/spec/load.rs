@@ -88,29 +88,31 @@ fn pre_scan(source: &Source) -> Vec<Diagnostic> {
         }
         // YAML counts a lone CR as a line break and every editor but old Mac ones does not, so
         // positions after it would point at the wrong line (issue 9, found by fuzzing).
-        if let Some(col) = line.find('\r') {
-            let pos = Pos {
-                line: i + 1,
-                column: line[..col].chars().count() + 1,
-                len: 1,
-            };
-            problems.push(
-                Diagnostic::error("carriage return (`\\r`) without a line feed")
-                    .at(Some(source.location(pos)))
-                    .with_hint("end lines with LF (or CRLF); remove the stray carriage return"),
-            );
-        }
-        if let Some(col) = line.find('\0') {
-            let pos = Pos {
-                line: i + 1,
-                column: line[..col].chars().count() + 1,
-                len: 1,
-            };
-            problems.push(
-                Diagnostic::error("NUL byte in the file")
-                    .at(Some(source.location(pos)))
-                    .with_hint("a spec file is plain text; remove the NUL byte"),
-            );
+        let stray = [
+            (
+                '\r',
+                "carriage return (`\\r`) without a line feed",
+                "end lines with LF (or CRLF); remove the stray carriage return",
+            ),
+            (
+                '\0',
+                "NUL byte in the file",
+                "a spec file is plain text; remove the NUL byte",
+            ),
+        ];
+        for (c, message, hint) in stray {
+            if let Some(col) = line.find(c) {
+                let pos = Pos {
+                    line: i + 1,
+                    column: line[..col].chars().count() + 1,
+                    len: 1,
+                };
+                problems.push(
+                    Diagnostic::error(message)
+                        .at(Some(source.location(pos)))
+                        .with_hint(hint),
+                );
+            }
         }
     }
     problems
