@@ -54,8 +54,7 @@ impl Mode {
 const MAX_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What `stat` says of a path; `None` in a record means the path did not exist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "SigRow", into = "SigRow")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sig {
     size: u64,
     mtime_ns: i64,
@@ -64,25 +63,22 @@ pub struct Sig {
     mode: u32,
 }
 
-/// A `Sig` as written in the cache file: a bare array, which keeps the file small and quick to
-/// read (a fleet has a few thousand entries).
-type SigRow = (u64, i64, i64, u64, u32);
+/// The bytes of one entry in a record: a presence byte, then the `Sig` fields little-endian.
+const PACKED_SIG: usize = 1 + 8 + 8 + 8 + 8 + 4;
 
-impl From<SigRow> for Sig {
-    fn from((size, mtime_ns, ctime_ns, ino, mode): SigRow) -> Sig {
-        Sig {
-            size,
-            mtime_ns,
-            ctime_ns,
-            ino,
-            mode,
+/// Appends `sig` to `out` as a record stores it: fixed width, so a folder's entries are
+/// compared as one byte string.
+fn pack(out: &mut Vec<u8>, sig: Option<Sig>) {
+    match sig {
+        None => out.extend_from_slice(&[0; PACKED_SIG]),
+        Some(s) => {
+            out.push(1);
+            out.extend_from_slice(&s.size.to_le_bytes());
+            out.extend_from_slice(&s.mtime_ns.to_le_bytes());
+            out.extend_from_slice(&s.ctime_ns.to_le_bytes());
+            out.extend_from_slice(&s.ino.to_le_bytes());
+            out.extend_from_slice(&s.mode.to_le_bytes());
         }
-    }
-}
-
-impl From<Sig> for SigRow {
-    fn from(s: Sig) -> SigRow {
-        (s.size, s.mtime_ns, s.ctime_ns, s.ino, s.mode)
     }
 }
 
@@ -136,22 +132,30 @@ pub struct Outcome {
 /// Folders, each with the names recorded in it and their status.
 type Groups = Vec<(String, Vec<(String, Option<Sig>)>)>;
 
-/// A record, written with postcard: a 1,000-tenant check records 16,000 paths, which JSON took
-/// 4 ms to read back and postcard a fraction of that. The outcome is JSON inside it, as
-/// diagnostics use serde attributes only a self-describing format reads.
+/// A record, written with postcard. Reading one is most of what a cached check does besides
+/// its stats, so it is laid out to be read without allocating per path: its strings and bytes
+/// are borrowed from the file's bytes, and each folder's names are one string.
 #[derive(Debug, Serialize, Deserialize)]
-struct Record {
+struct Record<'a> {
     /// The binary and the options the outcome depends on.
-    key: String,
-    outcome: String,
+    key: &'a str,
+    /// The `Outcome`, as JSON: diagnostics use serde attributes only a self-describing format
+    /// reads.
+    outcome: &'a str,
     /// Each warning's caret line (`Location::line_text`, `text_column`), which diagnostics do
     /// not serialize: without it a replayed warning would print an empty source line.
-    carets: Vec<Option<(String, usize)>>,
-    /// The recorded paths by folder, each folder once: `("overlays/tenants/acme",
-    /// [("kustomization.yaml", sig), …])`; the repository root is `""`. A folder is itself an
-    /// entry of its parent's group, so replacing one by a symlink is seen there.
-    groups: Groups,
+    #[serde(borrow)]
+    carets: Vec<Option<(&'a str, usize)>>,
+    /// The recorded paths by folder, each folder once; the repository root is `""`. A folder
+    /// is itself an entry of its parent's group, so replacing one by a symlink is seen there.
+    #[serde(borrow)]
+    groups: Vec<Group<'a>>,
 }
+
+/// One folder of a record: `("overlays/tenants/acme", "cluster.yaml\0kustomization.yaml…",
+/// packed sigs)`. A file name cannot hold a NUL, so NUL separates the names; `sigs` holds one
+/// `pack`ed status per name, in the same order.
+type Group<'a> = (&'a str, &'a str, &'a [u8]);
 
 /// What the outcome depends on besides the files: this binary (a rebuilt binary may render
 /// differently even at the same version) and `--locked`.
@@ -219,11 +223,11 @@ fn group(paths: Vec<String>) -> BTreeMap<String, BTreeSet<String>> {
     groups
 }
 
-/// The status of `names` in the folder `dir`, through one handle of the folder: a stat
-/// relative to it skips walking the path from the root for every file (16,000 of them in a
-/// 1,000-tenant check). A missing folder holds nothing.
-fn stat_in<'a>(repo: &Path, dir: &str, names: impl Iterator<Item = &'a str>) -> std::io::Result<Vec<Option<Sig>>> {
-    use rustix::fs::{AtFlags, Mode as Perm, OFlags};
+/// The folder `dir` of the repository, opened to stat the names in it: a stat relative to it
+/// skips walking the path from the root for every file (16,000 of them in a 1,000-tenant
+/// check). `None` when the folder is missing, so holds nothing.
+fn open_dir(repo: &Path, dir: &str) -> std::io::Result<Option<rustix::fd::OwnedFd>> {
+    use rustix::fs::{Mode as Perm, OFlags};
     // The root is the user's path and may go through symlinks; every folder below it is
     // opened without following one (its own entry in its parent records what it is).
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -232,29 +236,33 @@ fn stat_in<'a>(repo: &Path, dir: &str, names: impl Iterator<Item = &'a str>) -> 
     } else {
         flags | OFlags::NOFOLLOW
     };
-    let fd = match rustix::fs::open(repo.join(dir), flags, Perm::empty()) {
-        Ok(fd) => Some(fd),
-        Err(rustix::io::Errno::NOENT) => None,
-        Err(e) => return Err(e.into()),
-    };
-    names
-        .map(|name| {
-            let Some(fd) = &fd else { return Ok(None) };
-            match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => Ok(Some(Sig::from_stat(&st))),
-                Err(rustix::io::Errno::NOENT) => Ok(None),
-                Err(e) => Err(e.into()),
-            }
-        })
-        .collect()
+    match rustix::fs::open(repo.join(dir), flags, Perm::empty()) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The status of `name` in a folder `open_dir` opened.
+fn stat_at(dir: Option<&rustix::fd::OwnedFd>, name: &str) -> std::io::Result<Option<Sig>> {
+    let Some(fd) = dir else { return Ok(None) };
+    match rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(Sig::from_stat(&st))),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn stat_all(repo: &Path, paths: Vec<String>) -> std::io::Result<Groups> {
     group(paths)
         .into_par_iter()
         .map(|(dir, names)| {
-            let sigs = stat_in(repo, &dir, names.iter().map(String::as_str))?;
-            Ok((dir, names.into_iter().zip(sigs).collect()))
+            let fd = open_dir(repo, &dir)?;
+            let entries = names
+                .into_iter()
+                .map(|name| stat_at(fd.as_ref(), &name).map(|sig| (name, sig)))
+                .collect::<std::io::Result<_>>()?;
+            Ok((dir, entries))
         })
         .collect()
 }
@@ -267,22 +275,28 @@ pub fn lookup(repo: &Path, mode: Mode, key: &str) -> Option<Outcome> {
     if record.key != key {
         return None;
     }
-    let same = record.groups.par_iter().all(|(dir, entries)| {
-        stat_in(repo, dir, entries.iter().map(|(n, _)| n.as_str()))
-            .is_ok_and(|now| now.iter().zip(entries).all(|(now, (_, then))| now == then))
+    // Stops at the first difference: a changed repository falls back to the pipeline at once.
+    let same = record.groups.par_iter().all(|&(dir, names, then)| {
+        open_dir(repo, dir).is_ok_and(|fd| {
+            let mut now = Vec::with_capacity(then.len());
+            names
+                .split('\0')
+                .all(|name| stat_at(fd.as_ref(), name).map(|sig| pack(&mut now, sig)).is_ok())
+                && now == then
+        })
     });
     // A temp file a killed run left in the root is drift (see `tree::plan`); the root folder
     // itself cannot be recorded, as the repository lock comes and goes there on every run.
     if !same || crate::tree::root_leftovers(repo).map_or(true, |l| !l.is_empty()) {
         return None;
     }
-    let mut outcome: Outcome = serde_json::from_str(&record.outcome).ok()?;
+    let mut outcome: Outcome = serde_json::from_str(record.outcome).ok()?;
     if record.carets.len() != outcome.warnings.len() {
         return None;
     }
     for (w, caret) in outcome.warnings.iter_mut().zip(record.carets) {
         if let (Some(loc), Some((text, column))) = (w.location.as_mut(), caret) {
-            loc.line_text = text;
+            loc.line_text = text.to_string();
             loc.text_column = column;
         }
     }
@@ -353,13 +367,27 @@ pub fn store(repo: &Path, mut stamp: Stamp, key: &str, outputs: Vec<String>, out
         let carets = outcome
             .warnings
             .iter()
-            .map(|w| w.location.as_ref().map(|l| (l.line_text.clone(), l.text_column)))
+            .map(|w| w.location.as_ref().map(|l| (l.line_text.as_str(), l.text_column)))
+            .collect();
+        let outcome = serde_json::to_string(&outcome).map_err(std::io::Error::other)?;
+        // Each folder's names joined and statuses packed, as `Group` reads them.
+        let packed: Vec<(&str, String, Vec<u8>)> = groups
+            .iter()
+            .map(|(dir, entries)| {
+                let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+                let mut sigs = Vec::with_capacity(entries.len() * PACKED_SIG);
+                entries.iter().for_each(|&(_, sig)| pack(&mut sigs, sig));
+                (dir.as_str(), names.join("\0"), sigs)
+            })
             .collect();
         let record = Record {
-            key: key.to_string(),
-            outcome: serde_json::to_string(&outcome).map_err(std::io::Error::other)?,
+            key,
+            outcome: &outcome,
             carets,
-            groups,
+            groups: packed
+                .iter()
+                .map(|(dir, names, sigs)| (*dir, names.as_str(), sigs.as_slice()))
+                .collect(),
         };
         f.write_all(&postcard::to_stdvec(&record).map_err(std::io::Error::other)?)?;
         drop(f);
@@ -481,5 +509,44 @@ mod tests {
                 "overlays/tenants/acme/kustomization.yaml",
             ]
         );
+    }
+
+    #[test]
+    fn a_record_reads_back_borrowed_with_its_packed_statuses() {
+        let sig = Sig {
+            size: 42,
+            mtime_ns: -1,
+            ctime_ns: 1_700_000_000_123_456_789,
+            ino: u64::MAX,
+            mode: 0o100644,
+        };
+        let mut sigs = Vec::new();
+        pack(&mut sigs, Some(sig));
+        pack(&mut sigs, None);
+        assert_eq!(sigs.len(), 2 * PACKED_SIG);
+        assert_eq!(sigs[0], 1, "a present entry starts with 1");
+        assert!(
+            sigs[PACKED_SIG..].iter().all(|&b| b == 0),
+            "a missing entry is all zero"
+        );
+        let record = Record {
+            key: "0.1.0 1-2-3 locked=false",
+            outcome: r#"{"tenants":["acme"],"unchanged":3,"warnings":[]}"#,
+            carets: vec![None, Some(("  tier: gold", 3))],
+            groups: vec![
+                ("", "kaas.yaml\0tenants", &sigs),
+                ("tenants", "acme.yaml", &sigs[..PACKED_SIG]),
+            ],
+        };
+        let bytes = postcard::to_stdvec(&record).unwrap();
+        let back: Record = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back.key, record.key);
+        assert_eq!(back.outcome, record.outcome);
+        assert_eq!(back.carets, record.carets);
+        assert_eq!(back.groups, record.groups);
+        // Borrowed, not copied: the names point into the bytes read.
+        let range = bytes.as_ptr_range();
+        assert!(range.contains(&back.groups[1].1.as_ptr()));
+        assert!(range.contains(&back.groups[0].2.as_ptr()));
     }
 }
