@@ -3,15 +3,18 @@
 
 For fleets of 100, 1,000 and 10,000 generated tenants it measures, with the release binary:
 full render (cold: no overlays on disk), no-op render, `render --check` (with its stat cache, as
-on a developer's machine, and without any cache, as on a fresh clone in CI), a one-tenant change, peak RSS of the full render, and `kubectl kustomize` of a sample of the same
-overlays, extrapolated to the fleet, as a ratio.
+on a developer's machine, and without any cache, as on a fresh clone in CI), the floor of such a
+check (`examples/stat_floor.rs`: only the stats, on all cores, in-process), a one-tenant change,
+peak RSS of the full render, and `kubectl kustomize` of a sample of the same overlays,
+extrapolated to the fleet, as a ratio.
 
-    cargo build --release && python3 bench/scale.py [SIZES...]
+    cargo build --release --bins --examples && python3 bench/scale.py [SIZES...]
 """
 import os, random, shutil, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.join(HERE, "..", "target", "release", "kaas-gitops")
+STAT_FLOOR = os.path.join(HERE, "..", "target", "release", "examples", "stat_floor")
 sys.path.insert(0, HERE)
 import gen  # noqa: E402
 
@@ -62,7 +65,7 @@ def clean(root, caches=False):
 def main():
     sizes = [int(s) for s in sys.argv[1:]] or [100, 1000, 10000]
     print(f"machine: {os.cpu_count()} cores, {os.uname().release}")
-    print(f"{'tenants':>8} {'files':>7} {'full':>8} {'tmpfs':>8} {'full*':>8} {'no-op':>8} {'no-op**':>8} {'check':>8} {'check**':>8} "
+    print(f"{'tenants':>8} {'files':>7} {'full':>8} {'tmpfs':>8} {'full*':>8} {'no-op':>8} {'no-op**':>8} {'check':>8} {'check**':>8} {'floor':>8} "
           f"{'1 change':>9} {'RSS MiB':>8} {'kustomize est.':>15} {'ratio':>7} {'tmpfs':>7}")
     for n in sizes:
         runs = 3 if n <= 1000 else 1
@@ -106,6 +109,11 @@ def main():
         check_cold, _ = best(3, ["render", "--check"], root, env=NO_CACHE)
         timed(["render", "--check"], root)
         check, _ = best(5, ["render", "--check"], root)
+        floor = None
+        if os.path.exists(STAT_FLOOR):
+            # "N paths: one thread A ms (B us a stat), T threads C ms"
+            out = subprocess.run([STAT_FLOOR, root], capture_output=True, text=True, check=True).stdout
+            floor = float(out.split(" threads ")[1].split(" ms")[0]) / 1000
         victim = os.path.join(root, "tenants", "t00001.yaml")
         counter = [0]
 
@@ -121,7 +129,8 @@ def main():
                            check=True, capture_output=True)
         kust = (time.perf_counter() - start) / len(sample) * n
         mem_s = f"{mem:>7.3f}s" if mem is not None else f"{'-':>8}"
-        print(f"{n:>8} {files:>7} {full:>7.3f}s {mem_s} {after_rm:>7.3f}s {noop:>7.3f}s {full_noop:>7.3f}s {check:>7.3f}s {check_cold:>7.3f}s "
+        floor_s = f"{floor:>7.3f}s" if floor is not None else f"{'-':>8}"
+        print(f"{n:>8} {files:>7} {full:>7.3f}s {mem_s} {after_rm:>7.3f}s {noop:>7.3f}s {full_noop:>7.3f}s {check:>7.3f}s {check_cold:>7.3f}s {floor_s} "
               f"{one:>8.3f}s {rss:>8.1f} {kust:>14.1f}s {kust / full:>6.0f}x {kust / (mem or full):>6.0f}x   (full runs: "
               + ", ".join(f"{f[0]:.2f}s" for f in fulls) + ")", flush=True)
         shutil.rmtree(root)
@@ -130,6 +139,7 @@ def main():
     print("full*: full render right after deleting the previous output (ext4's deferred deletion work)")
     print("no-op**: no-op without the stat cache (the full pipeline; what the first no-op after a write costs)")
     print("check: render --check served by its stat cache; check**: without any cache, as on a fresh clone")
+    print("floor: stat of every input and output path on all cores, in-process (examples/stat_floor.rs)")
 
 
 if __name__ == "__main__":
