@@ -72,7 +72,7 @@ pub enum Command {
     /// any input is invalid. A second render of the same inputs writes nothing.
     ///
     /// Tenants whose inputs are unchanged (the hash recorded in their overlay) are skipped. In a
-    /// git repository local caches in .git/kaas-gitops/ make repeated runs fast: file stats
+    /// git repository local caches in its git folder (.git/kaas-gitops/) make repeated runs fast: file stats
     /// that prove a no-op render or a passing check unchanged since the last run that compared
     /// the files, and parsed tenant files by content hash. KAAS_GITOPS_NO_CACHE=1 turns them
     /// off. --check compares every file (or proves each unchanged by its stats); --full

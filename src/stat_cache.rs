@@ -409,24 +409,44 @@ pub fn forget(repo: &Path) {
     }
 }
 
-/// `<git dir>/kaas-gitops`: `.git/` itself, or the folder a `.git` file names (a worktree or a
-/// submodule). `None` outside a git repository, or when `KAAS_GITOPS_NO_CACHE` is set.
+/// Where a kaas repository keeps its caches: `<git dir>/kaas-gitops`, or for a kaas repository
+/// in a folder of a larger git repository (a platform monorepo) `<git dir>/kaas-gitops-<hash of
+/// that folder's path>`, so two kaas repositories in one git repository do not overwrite each
+/// other's records. `None` outside a git repository, or when `KAAS_GITOPS_NO_CACHE` is set.
 pub(crate) fn cache_dir(repo: &Path) -> Option<std::path::PathBuf> {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::ffi::OsStrExt;
     // An escape hatch for debugging and for measuring the tool without its caches.
     if std::env::var_os("KAAS_GITOPS_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0") {
         return None;
     }
-    let dot_git = repo.join(".git");
+    // Most kaas repositories are the top of their working tree: one stat finds the git folder.
+    if let Some(git_dir) = git_dir_at(repo) {
+        return Some(git_dir.join("kaas-gitops"));
+    }
+    let path = std::fs::canonicalize(repo).ok()?;
+    let (top, git_dir) = path
+        .ancestors()
+        .skip(1)
+        .find_map(|dir| git_dir_at(dir).map(|git_dir| (dir, git_dir)))?;
+    let folder = path.strip_prefix(top).ok()?;
+    let digest = Sha256::digest(folder.as_os_str().as_bytes());
+    Some(git_dir.join(format!("kaas-gitops-{}", hex::encode(&digest[..8]))))
+}
+
+/// The git folder of the working tree whose top is `dir`: `dir/.git` itself, or the folder a
+/// `.git` file names (a linked worktree, a submodule; a relative name is relative to `dir`).
+fn git_dir_at(dir: &Path) -> Option<std::path::PathBuf> {
+    let dot_git = dir.join(".git");
     let meta = std::fs::symlink_metadata(&dot_git).ok()?;
-    let git_dir = if meta.is_dir() {
-        dot_git
+    if meta.is_dir() {
+        Some(dot_git)
     } else if meta.is_file() && meta.len() < 4096 {
         let text = std::fs::read_to_string(&dot_git).ok()?;
-        repo.join(text.strip_prefix("gitdir:")?.trim())
+        Some(dir.join(text.strip_prefix("gitdir:")?.trim()))
     } else {
-        return None;
-    };
-    Some(git_dir.join("kaas-gitops"))
+        None
+    }
 }
 
 /// The bytes of the cache file `name`, when it is a regular file (not a symlink) of at most

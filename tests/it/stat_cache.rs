@@ -340,3 +340,61 @@ fn a_symlinked_output_is_never_recorded() {
         assert!(!hit, "a symlinked output was trusted");
     }
 }
+
+#[test]
+fn kaas_repositories_in_folders_of_one_git_repository_each_keep_their_own_records() {
+    use crate::common::{bin, copy_tree, project_root};
+    let outer = git_init(Repo::empty());
+    let folders = ["platform/eu", "platform/us"];
+    for folder in folders {
+        for part in ["kaas.yaml", "tenants", "base"] {
+            copy_tree(&project_root().join(part), &outer.path().join(folder).join(part));
+        }
+    }
+    // `render --check -v` in `folder`: (exit code, served from the stat cache).
+    let check = |folder: &str| {
+        let out = bin()
+            .arg("--repo")
+            .arg(outer.path().join(folder))
+            .args(["-v", "render", "--check"])
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr.contains(HIT))
+    };
+    for folder in folders {
+        let run = bin()
+            .arg("--repo")
+            .arg(outer.path().join(folder))
+            .args(["render"])
+            .output()
+            .expect("the binary runs");
+        assert!(run.status.success(), "{run:?}");
+    }
+    past_racy_window();
+    for folder in folders {
+        assert_eq!(check(folder), (Some(0), false), "{folder}: the first check compares");
+    }
+    // Each folder's record survives the other's check.
+    for _ in 0..2 {
+        for folder in folders {
+            assert_eq!(check(folder), (Some(0), true), "{folder}: not served from its record");
+        }
+    }
+    let mut caches: Vec<String> = std::fs::read_dir(outer.path().join(".git"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("kaas-gitops"))
+        .collect();
+    caches.sort();
+    assert_eq!(caches.len(), 2, "one cache folder per kaas repository: {caches:?}");
+    assert!(caches.iter().all(|c| c.starts_with("kaas-gitops-")), "{caches:?}");
+    // And an edit in one is caught there, as at the top of a working tree.
+    let acme = outer
+        .path()
+        .join("platform/us/overlays/tenants/acme/kustomization.yaml");
+    let text = std::fs::read_to_string(&acme).unwrap();
+    std::fs::write(&acme, text.replacen("resources:", "resources: ", 1)).unwrap();
+    assert_eq!(check("platform/us"), (Some(1), false));
+    assert_eq!(check("platform/eu"), (Some(0), true));
+}
