@@ -307,9 +307,6 @@ pub struct Tenant {
     pub admin_groups: Vec<String>,
     /// SSH keys for every node.
     pub ssh_authorized_keys: Vec<String>,
-    /// The backup policy of the dedicated etcd; `None`: not backed up (shared datastore, backups
-    /// off in kaas.yaml, or `backup.enabled: false`).
-    pub backup: Option<BackupPolicy>,
 }
 
 impl Tenant {
@@ -348,6 +345,9 @@ pub enum DataStore {
         storage: String,
         /// Storage class.
         storage_class: Option<String>,
+        /// Scheduled snapshots; `None`: not backed up (backups off in kaas.yaml, or the tenant's
+        /// `backup.enabled: false`). A shared DataStore is backed up with the platform's.
+        backup: Option<BackupPolicy>,
     },
     /// A platform DataStore.
     Shared(String),

@@ -169,7 +169,12 @@ pub struct Target {
 impl Target {
     /// The dedicated etcd of `t`, when it is backed up.
     pub fn of_tenant(t: &Tenant) -> Option<Target> {
-        let (DataStore::Dedicated { replicas, .. }, Some(policy)) = (&t.datastore, &t.backup) else {
+        let DataStore::Dedicated {
+            replicas,
+            backup: Some(policy),
+            ..
+        } = &t.datastore
+        else {
             return None;
         };
         Some(Target {

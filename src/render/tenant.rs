@@ -115,6 +115,7 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
         replicas,
         storage,
         storage_class,
+        ..
     } = &t.datastore
     else {
         unreachable!("called for dedicated datastores only")

@@ -61,16 +61,15 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
                 .with_hint("use 2 or more for availability"),
         );
     }
-    let datastore = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
-    let dedicated_backup = cp
-        .data_store
-        .as_ref()
-        .and_then(|d| d.dedicated.as_ref())
-        .and_then(|d| d.backup.as_ref());
-    let backup = match &datastore {
-        Some(DataStore::Dedicated { .. }) => backup::tenant(src, dedicated_backup, platform, &mut errs),
-        _ => None,
-    };
+    let mut datastore = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
+    if let Some(DataStore::Dedicated { backup, .. }) = &mut datastore {
+        let spec = cp
+            .data_store
+            .as_ref()
+            .and_then(|d| d.dedicated.as_ref())
+            .and_then(|d| d.backup.as_ref());
+        *backup = backup::tenant(src, spec, platform, &mut errs);
+    }
 
     let endpoint = cp.endpoint.clone().unwrap_or_default();
     let vip = endpoint.host.as_ref().and_then(|h| match h.parse::<IpAddr>() {
@@ -182,7 +181,6 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
         pools,
         admin_groups: spec.access.admin_groups.clone(),
         ssh_authorized_keys: spec.ssh_authorized_keys.clone(),
-        backup,
     })
 }
 
@@ -283,6 +281,8 @@ fn datastore(
             replicas,
             storage,
             storage_class: d.storage_class.clone(),
+            // Set by the caller, which validates the backup settings against the platform's.
+            backup: None,
         }
     };
     match ds {
