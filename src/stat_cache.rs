@@ -20,7 +20,7 @@
 //!
 //! The cache lives in the repository's git folder (`.git/kaas-gitops/`, as git keeps its own
 //! index there), so the working tree never changes on a no-op and nothing can commit it. A
-//! folder that is not a git repository gets no cache.
+//! folder that is in no git repository of this user's gets no cache (see `cache_dir`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -271,7 +271,12 @@ fn stat_all(repo: &Path, paths: Vec<String>) -> std::io::Result<Groups> {
 /// whenever that cannot be shown.
 pub fn lookup(repo: &Path, mode: Mode, key: &str) -> Option<Outcome> {
     let bytes = read_cache(repo, mode.file(), MAX_CACHE_BYTES)?;
-    let record: Record = postcard::from_bytes(&bytes).ok()?;
+    // The whole file or nothing: a record cut short by a damaged count must not read as a
+    // record of fewer paths.
+    let (record, rest): (Record, _) = postcard::take_from_bytes(&bytes).ok()?;
+    if !rest.is_empty() {
+        return None;
+    }
     if record.key != key {
         return None;
     }
@@ -319,10 +324,10 @@ impl Stamp {
         let dir = cache_dir(repo)?;
         prepare_dir(&dir).ok()?;
         let tmp = dir.join(format!("{}.{}.tmp", mode.file(), std::process::id()));
-        let file = std::fs::File::create(&tmp).ok()?;
-        let now = match Sig::of(&tmp) {
-            Ok(Some(s)) => s.mtime_ns,
-            _ => {
+        let file = create_temp(&tmp).ok()?;
+        let now = match file.metadata() {
+            Ok(m) => Sig::nanos(m.mtime(), m.mtime_nsec()),
+            Err(_) => {
                 let _ = std::fs::remove_file(&tmp);
                 return None;
             }
@@ -413,6 +418,10 @@ pub fn forget(repo: &Path) {
 /// in a folder of a larger git repository (a platform monorepo) `<git dir>/kaas-gitops-<hash of
 /// that folder's path>`, so two kaas repositories in one git repository do not overwrite each
 /// other's records. `None` outside a git repository, or when `KAAS_GITOPS_NO_CACHE` is set.
+///
+/// A record proves a check passed, so only a git folder this user owns is trusted, as git itself
+/// trusts only repositories its user owns (`safe.directory`): anyone may create `/tmp/.git`.
+/// The walk up stops at the file system's boundary.
 pub(crate) fn cache_dir(repo: &Path) -> Option<std::path::PathBuf> {
     use sha2::{Digest, Sha256};
     use std::os::unix::ffi::OsStrExt;
@@ -425,9 +434,11 @@ pub(crate) fn cache_dir(repo: &Path) -> Option<std::path::PathBuf> {
         return Some(git_dir.join("kaas-gitops"));
     }
     let path = std::fs::canonicalize(repo).ok()?;
+    let device = std::fs::metadata(&path).ok()?.dev();
     let (top, git_dir) = path
         .ancestors()
         .skip(1)
+        .take_while(|dir| std::fs::metadata(dir).is_ok_and(|m| m.dev() == device))
         .find_map(|dir| git_dir_at(dir).map(|git_dir| (dir, git_dir)))?;
     let folder = path.strip_prefix(top).ok()?;
     let digest = Sha256::digest(folder.as_os_str().as_bytes());
@@ -436,17 +447,33 @@ pub(crate) fn cache_dir(repo: &Path) -> Option<std::path::PathBuf> {
 
 /// The git folder of the working tree whose top is `dir`: `dir/.git` itself, or the folder a
 /// `.git` file names (a linked worktree, a submodule; a relative name is relative to `dir`).
+/// `None` unless both are this user's.
 fn git_dir_at(dir: &Path) -> Option<std::path::PathBuf> {
+    let mine = |m: &std::fs::Metadata| m.uid() == rustix::process::geteuid().as_raw();
     let dot_git = dir.join(".git");
     let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if !mine(&meta) {
+        return None;
+    }
     if meta.is_dir() {
         Some(dot_git)
     } else if meta.is_file() && meta.len() < 4096 {
         let text = std::fs::read_to_string(&dot_git).ok()?;
-        Some(dir.join(text.strip_prefix("gitdir:")?.trim()))
+        let git_dir = dir.join(text.strip_prefix("gitdir:")?.trim());
+        std::fs::metadata(&git_dir)
+            .is_ok_and(|m| m.is_dir() && mine(&m))
+            .then_some(git_dir)
     } else {
         None
     }
+}
+
+/// Creates the temp file `path` afresh: whatever is there (a killed run's leftover under a
+/// reused pid) is removed, and the file is created exclusively, so a symlink planted in its
+/// place is never followed.
+pub(crate) fn create_temp(path: &Path) -> std::io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(path);
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path)
 }
 
 /// The bytes of the cache file `name`, when it is a regular file (not a symlink) of at most
@@ -568,5 +595,40 @@ mod tests {
         let range = bytes.as_ptr_range();
         assert!(range.contains(&back.groups[1].1.as_ptr()));
         assert!(range.contains(&back.groups[0].2.as_ptr()));
+    }
+
+    #[test]
+    fn a_temp_file_never_follows_a_symlink_planted_in_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        let tmp = dir.path().join("check-stat.bin.1.tmp");
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        std::io::Write::write_all(&mut create_temp(&tmp).unwrap(), b"record").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert!(std::fs::symlink_metadata(&tmp).unwrap().is_file());
+        assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "record");
+    }
+
+    #[test]
+    fn a_record_with_bytes_after_it_is_not_trusted() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        std::fs::write(repo.path().join("kaas.yaml"), "kind: Platform\n").unwrap();
+        // Older than the stamp by more than the clock's tick, so the entries are not racy.
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        let stamp = Stamp::take(repo.path(), Mode::Check).unwrap();
+        let outcome = Outcome {
+            tenants: vec![],
+            unchanged: 1,
+            warnings: vec![],
+        };
+        store(repo.path(), stamp, "key", vec![], outcome.clone());
+        assert_eq!(lookup(repo.path(), Mode::Check, "key"), Some(outcome));
+        let file = cache_dir(repo.path()).unwrap().join(Mode::Check.file());
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes.push(0);
+        std::fs::write(&file, bytes).unwrap();
+        assert_eq!(lookup(repo.path(), Mode::Check, "key"), None);
     }
 }

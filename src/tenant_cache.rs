@@ -113,7 +113,8 @@ impl TenantCache {
         let tmp = dir.join(format!("{CACHE_FILE}.{}.tmp", std::process::id()));
         let write = || -> std::io::Result<()> {
             stat_cache::prepare_dir(&dir)?;
-            std::fs::write(&tmp, serde_json::to_vec(&self).map_err(std::io::Error::other)?)?;
+            let bytes = serde_json::to_vec(&self).map_err(std::io::Error::other)?;
+            std::io::Write::write_all(&mut stat_cache::create_temp(&tmp)?, &bytes)?;
             std::fs::rename(&tmp, dir.join(CACHE_FILE))
         };
         if write().is_err() {

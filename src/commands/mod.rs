@@ -61,11 +61,13 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
         Command::Validate(args) => validate::run(&printer, &cli.repo, args),
-        Command::Schema => schema::run(),
+        Command::Schema => schema::run(&printer),
         Command::Watch(args) => watch::run(&printer, &cli.repo, args, Duration::from_secs(cli.lock_timeout)),
         Command::Backup(args) => backup::run(&printer, &cli.repo, args),
     };
     match result {
+        // Data the user asked for and did not get is a failed run, whatever the command found.
+        Ok(_) if printer::stdout_failed() => ExitStatus::Error,
         Ok(status) => status,
         Err(e) => {
             printer.error_chain(&e);

@@ -1,8 +1,26 @@
 //! Where output goes: data on stdout, messages on stderr; `-q` keeps only errors.
+//!
+//! Nothing here panics on a closed or full stream (`print!` would): a reader that went away
+//! (`| head`) ends the output quietly, and a stdout that cannot be written (`> /dev/full`) is
+//! reported once and makes the run exit 2, after the command has finished what it does.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use std::io::IsTerminal;
+/// Set when data could not be written to stdout for another reason than a closed pipe.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether some data could not be written to stdout (see `Printer::data`).
+pub fn stdout_failed() -> bool {
+    STDOUT_FAILED.load(Ordering::Relaxed)
+}
+
+/// Writes `text` and a newline to stderr; a stderr that cannot be written is ignored, as there
+/// is nowhere left to say so.
+fn to_stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.write_all(b"\n"));
+}
 
 use crate::cli::Color;
 use crate::diagnostics::Diagnostic;
@@ -31,15 +49,25 @@ impl Printer {
         self.verbose
     }
 
-    /// Data: stdout, always.
+    /// Data: stdout, always. A closed pipe drops the rest of the data; any other failure is
+    /// reported once on stderr and recorded for the exit status.
     pub fn data(&self, text: &str) {
-        print!("{text}");
+        let mut out = std::io::stdout().lock();
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            Err(e) => {
+                if !STDOUT_FAILED.swap(true, Ordering::Relaxed) {
+                    to_stderr(&self.paint(&format!("error: cannot write to stdout: {e}")));
+                }
+            }
+        }
     }
 
     /// A status line on stderr, unless `-q`.
     pub fn status(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{text}");
+            to_stderr(text);
         }
     }
 
@@ -47,7 +75,7 @@ impl Printer {
     pub fn diagnostics(&self, diagnostics: &[Diagnostic]) {
         for d in diagnostics {
             if d.is_error() || !self.quiet {
-                eprintln!("{}", self.paint(&d.to_string()));
+                to_stderr(&self.paint(&d.to_string()));
             }
         }
     }
@@ -66,17 +94,17 @@ impl Printer {
         {
             text.push_str(&format!("\n\nhint: {hint}"));
         }
-        eprintln!("{}", self.paint(&text));
+        to_stderr(&self.paint(&text));
     }
 
     /// The next step after an error, on stderr, even under `-q`.
     pub fn hint(&self, text: &str) {
-        eprintln!("\nhint: {text}");
+        to_stderr(&format!("\nhint: {text}"));
     }
 
     /// A closing remark after an error, on stderr, even under `-q`.
     pub fn note(&self, text: &str) {
-        eprintln!("note: {text}");
+        to_stderr(&format!("note: {text}"));
     }
 
     fn paint(&self, text: &str) -> String {

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use crate::commands::ExitStatus;
+use crate::commands::{ExitStatus, Printer};
 use crate::spec::raw::{PlatformFile, TenantFile};
 
 /// The schema document: `{"tenant": <schema>, "platform": <schema>}`.
@@ -51,9 +51,8 @@ fn drop_null_defaults(v: &mut serde_json::Value) {
 }
 
 /// Runs `schema`.
-#[allow(clippy::print_stdout)]
-pub fn run() -> Result<ExitStatus> {
+pub fn run(printer: &Printer) -> Result<ExitStatus> {
     let text = serde_json::to_string_pretty(&document())?;
-    println!("{text}");
+    printer.data(&format!("{text}\n"));
     Ok(ExitStatus::Success)
 }

@@ -357,3 +357,28 @@ fn flux_shards_label_each_tenant_kustomization() {
     // The platform Kustomization stays on the main controller.
     assert!(!repo.read("flux/kustomization-kaas-platform.yaml").contains("sharding"));
 }
+
+#[test]
+fn a_reader_that_goes_away_or_a_full_disk_is_not_a_crash() {
+    // `schema | head`: the reader has gone before the first byte is written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = crate::common::bin().arg("schema").stdout(writer).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "", "a closed pipe ends the output quietly");
+    // `schema > /dev/full`: the data cannot be written, which is an error, said once.
+    if std::path::Path::new("/dev/full").exists() {
+        let out = crate::common::bin()
+            .arg("schema")
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(
+            stderr.trim(),
+            "error: cannot write to stdout: No space left on device (os error 28)"
+        );
+    }
+}

@@ -398,3 +398,53 @@ fn kaas_repositories_in_folders_of_one_git_repository_each_keep_their_own_record
     assert_eq!(check("platform/us"), (Some(1), false));
     assert_eq!(check("platform/eu"), (Some(0), true));
 }
+
+#[test]
+fn a_git_folder_of_another_user_above_the_repository_is_never_trusted() {
+    use crate::common::{bin, copy_tree, project_root};
+    use std::os::unix::fs::MetadataExt;
+    // Anyone may create `/tmp/.git`; a record there could claim a failing check passed.
+    let outer = Repo::empty();
+    let foreign = outer.path().join(".git");
+    std::fs::create_dir(&foreign).unwrap();
+    if std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).is_err() {
+        eprintln!("SKIPPED: only root can give `.git` to another user here");
+        return;
+    }
+    assert_ne!(std::fs::metadata(&foreign).unwrap().uid(), current_uid());
+    let inner = outer.path().join("work");
+    for part in ["kaas.yaml", "tenants", "base"] {
+        copy_tree(&project_root().join(part), &inner.join(part));
+    }
+    let run = |args: &[&str]| {
+        let out = bin()
+            .arg("--repo")
+            .arg(&inner)
+            .args(args)
+            .output()
+            .expect("the binary runs");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    assert_eq!(run(&["render"]).0, Some(0));
+    past_racy_window();
+    for _ in 0..3 {
+        let (code, stderr) = run(&["-v", "render", "--check"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(
+            !stderr.contains(HIT),
+            "served from a record in another user's git folder"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&foreign).unwrap().count(),
+        0,
+        "nothing is written there"
+    );
+}
+
+/// This process's effective user id, from the metadata of a file it creates.
+fn current_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    let probe = tempfile::NamedTempFile::new().unwrap();
+    probe.as_file().metadata().unwrap().uid()
+}
