@@ -2,7 +2,7 @@
 //! whether `base/` folders exist. The only place the render pipeline reads inputs.
 
 use fs_err::os::unix::fs::OpenOptionsExt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
@@ -34,6 +34,9 @@ pub struct Inputs {
     pub problems: Vec<Diagnostic>,
     /// The input hash recorded in each tenant overlay whose file list is intact.
     pub overlay_hashes: BTreeMap<String, String>,
+    /// The tenants rendered before: the folders in `overlays/tenants/`. `--tenant` may name one
+    /// whose file is gone, to render its deletion.
+    pub rendered: BTreeSet<String>,
 }
 
 /// The input hash in `overlays/tenants/<name>/kustomization.yaml`, when the folder holds exactly
@@ -119,6 +122,21 @@ pub fn refuse_file(repo_root: &Path, path: &Path, rel: &str) -> Result<Option<Di
     Ok(None)
 }
 
+/// A name that looks like a tenant file: `*.yaml` or `*.yml`, not hidden.
+fn is_yaml_name(name: &str) -> bool {
+    !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
+}
+
+/// A folder in `tenants/` that holds YAML files (`first` is one): they look like tenants but are
+/// never read, so without this error their clusters would silently go missing.
+fn nested(folder: &str, first: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "`{folder}/` holds YAML files (`{first}`), and tenant files are read from `tenants/` only, not from folders in it"
+    ))
+    .in_file(format!("{folder}/{first}"))
+    .with_hint("move each tenant file up into `tenants/`, or move the folder out of `tenants/`")
+}
+
 /// One name in `tenants/`: a tenant file, or a problem with it.
 enum Entry {
     Tenant((String, String, Vec<u8>)),
@@ -128,8 +146,21 @@ enum Entry {
 fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>> {
     let rel = format!("tenants/{name}");
     let path = dir.join(name);
-    if name.starts_with('.') || !(name.ends_with(".yml") || name.ends_with(".yaml")) {
+    if name.starts_with('.') {
         return Ok(None);
+    }
+    if !(name.ends_with(".yml") || name.ends_with(".yaml")) {
+        let meta = fs_err::symlink_metadata(&path)?;
+        if !meta.is_dir() {
+            return Ok(None);
+        }
+        let mut yaml: Vec<String> = fs_err::read_dir(&path)?
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| is_yaml_name(n))
+            .collect();
+        yaml.sort();
+        return Ok(yaml.first().map(|first| Entry::Problem(nested(&rel, first))));
     }
     // One `lstat` per entry: a folder (or a link to one) is skipped, a regular file in
     // `tenants/` (already shown to be inside the repository) needs no further look, and
@@ -214,8 +245,17 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
         .par_iter()
         .filter_map(|(_, stem, _)| overlay_hash(repo, stem).map(|h| (stem.clone(), h)))
         .collect();
+    let rendered = match std::fs::read_dir(repo.join("overlays/tenants")) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    };
     Ok(Ok(Inputs {
         overlay_hashes,
+        rendered,
         platform,
         tenants,
         lock,
@@ -240,11 +280,19 @@ impl Inputs {
         };
         let mut problems = Vec::new();
         let mut tenants = Vec::new();
+        let mut nested_seen = BTreeSet::new();
         for (rel, bytes) in files {
             let Some(name) = rel.strip_prefix("tenants/") else {
                 continue;
             };
-            if name.contains('/') || name.starts_with('.') {
+            if name.starts_with('.') {
+                continue;
+            }
+            if let Some((folder, file)) = name.split_once('/') {
+                // Reported once per folder, for its first YAML file in name order, as `read` does.
+                if !file.contains('/') && is_yaml_name(file) && nested_seen.insert(folder) {
+                    problems.push(nested(&format!("tenants/{folder}"), file));
+                }
                 continue;
             }
             if let Some(stem) = name.strip_suffix(".yml") {
@@ -268,6 +316,46 @@ impl Inputs {
             problems,
             // Rendering from git objects compares nothing on disk: render every tenant.
             overlay_hashes: BTreeMap::new(),
+            rendered: files
+                .keys()
+                .filter_map(|k| k.strip_prefix("overlays/tenants/")?.split_once('/'))
+                .map(|(name, _)| name.to_string())
+                .collect(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_from_a_commit_refuse_nested_tenant_files_and_know_the_rendered_tenants() {
+        let files: BTreeMap<String, Vec<u8>> = [
+            "kaas.yaml",
+            "tenants/acme.yaml",
+            "tenants/team-a/b.yaml",
+            "tenants/team-a/a.yml",
+            "tenants/docs/README.md",
+            "overlays/tenants/acme/kustomization.yaml",
+            "overlays/tenants/gone/cluster-gone.yaml",
+        ]
+        .into_iter()
+        .map(|p| (p.to_string(), b"x".to_vec()))
+        .collect();
+        let inputs = Inputs::from_files(&files).unwrap();
+        let stems: Vec<&str> = inputs.tenants.iter().map(|(_, s, _)| s.as_str()).collect();
+        assert_eq!(stems, ["acme"]);
+        let problems: Vec<String> = inputs.problems.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(
+            problems,
+            [
+                "`tenants/team-a/` holds YAML files (`a.yml`), and tenant files are read from `tenants/` only, not from folders in it"
+            ]
+        );
+        assert_eq!(
+            inputs.rendered,
+            BTreeSet::from(["acme".to_string(), "gone".to_string()])
+        );
     }
 }

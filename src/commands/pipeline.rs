@@ -204,10 +204,19 @@ pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> 
     };
     for name in &select.tenants {
         let known = inputs.tenants.iter().any(|(_, stem, _)| stem == name);
-        if !known && !validate::names::is_dns1035(name) {
+        // A tenant whose file is gone may still be named, to render its deletion.
+        if !known && !inputs.rendered.contains(name) {
+            let stems: Vec<&str> = inputs.tenants.iter().map(|(_, stem, _)| stem.as_str()).collect();
+            let listed = match stems.len() {
+                0 => "there are none yet".to_string(),
+                n if n <= 8 => format!("tenants here: {}", stems.join(", ")),
+                n => format!("tenants here: {}, … ({n} in all)", stems[..8].join(", ")),
+            };
             errs.push(
-                Diagnostic::error(format!("`--tenant {name}` names no tenant"))
-                    .with_hint("pass the stem of a file in tenants/, e.g. `--tenant acme` for tenants/acme.yaml"),
+                Diagnostic::error(format!(
+                    "`--tenant {name}` names no tenant: there is no `tenants/{name}.yaml`, and no rendered overlay of that name to delete"
+                ))
+                .with_hint(format!("pass the stem of a file in tenants/ ({listed})")),
             );
         }
     }

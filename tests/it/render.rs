@@ -382,3 +382,56 @@ fn a_reader_that_goes_away_or_a_full_disk_is_not_a_crash() {
         );
     }
 }
+
+#[test]
+fn a_tenant_argument_names_a_tenant_file_or_a_rendered_overlay() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let before = repo.snapshot();
+    let run = repo.run(&["render", "--tenant", "acmee"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "error: `--tenant acmee` names no tenant: there is no `tenants/acmee.yaml`, and no rendered overlay of that name to delete"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("tenants here: acme, globex, initech"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot(), "a refused run writes nothing");
+    // A tenant whose file is gone may still be named: its overlay and Flux entry are deleted.
+    std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
+    let run = repo.run(&["render", "--tenant", "globex"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!repo.path().join("overlays/tenants/globex").exists());
+    assert!(repo.path().join("overlays/tenants/acme").exists());
+}
+
+#[test]
+fn tenant_files_in_a_folder_of_tenants_are_an_error_not_silently_skipped() {
+    let repo = Repo::example();
+    std::fs::create_dir(repo.path().join("tenants/team-a")).unwrap();
+    std::fs::rename(
+        repo.path().join("tenants/globex.yaml"),
+        repo.path().join("tenants/team-a/globex.yaml"),
+    )
+    .unwrap();
+    // A folder of something else is left alone.
+    repo.write("tenants/notes/README.md", "not a tenant\n");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "error: `tenants/team-a/` holds YAML files (`globex.yaml`), and tenant files are read from `tenants/` only, not from folders in it"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--> tenants/team-a/globex.yaml"), "{}", run.stderr);
+    assert!(!run.stderr.contains("notes"), "{}", run.stderr);
+    assert!(!repo.path().join("overlays").exists(), "nothing is written");
+}
