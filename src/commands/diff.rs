@@ -26,6 +26,8 @@ pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitSt
     };
     printer.diagnostics(&rendered.warnings);
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
+    let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
+    printer.diagnostics(&crate::render::backup::deletion_warnings(deleted));
     printer.data(&plan.unified_diff());
     if plan.is_empty() {
         printer.status("no changes");

@@ -63,12 +63,16 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut parsed = pipeline::ParseCache::default();
     let (hits, digests) = known.seed(&inputs, &mut parsed);
-    let rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
+    let mut rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
         Ok(r) => r,
     };
     let render_ms = started.elapsed().as_secs_f64() * 1e3;
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
+    let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
+    rendered
+        .warnings
+        .extend(crate::render::backup::deletion_warnings(deleted));
     let compare_ms = started.elapsed().as_secs_f64() * 1e3;
     if printer.verbose() {
         printer.status(&format!(

@@ -5,6 +5,7 @@
 //! script ([`SNAPSHOT_SCRIPT`]) so that the end-to-end test runs exactly what the CronJob runs.
 //! The restore procedure (docs/backup.md) is printed by `kaas-gitops backup restore-plan`.
 
+use crate::diagnostics::Diagnostic;
 use crate::model::{BackupDestination, BackupPolicy, Backups, DataStore, Platform, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
@@ -560,6 +561,24 @@ if [ -z "$key" ]; then
 fi
 aws --endpoint-url "$S3_ENDPOINT" s3 cp "$prefix$key" "$BACKUP_DIR/$key"
 "#;
+
+/// A warning for each backup volume a plan deletes (a tenant deleted, backups turned off or
+/// moved to S3): once Flux prunes the claim, the snapshots on it are gone with it, and a
+/// snapshot is what a deleted tenant can be brought back from.
+pub fn deletion_warnings<'a>(deleted: impl Iterator<Item = &'a str>) -> Vec<Diagnostic> {
+    deleted
+        .filter_map(|path| {
+            let file = path.rsplit('/').next()?;
+            let claim = file.strip_prefix("persistentvolumeclaim-")?.strip_suffix(".yaml")?;
+            claim.ends_with("-backups").then(|| {
+                Diagnostic::warning(format!(
+                    "deleting `{path}`: Flux will delete the PersistentVolumeClaim `{claim}` and every etcd snapshot on it"
+                ))
+                .with_hint("copy the snapshots out first if they may be needed (docs/backup.md, \"Deleting a tenant\"), or keep snapshots in S3 (`backups.destination.s3`), which outlive the tenant")
+            })
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {

@@ -244,6 +244,45 @@ fn a_tenant_may_turn_its_backup_off() {
 }
 
 #[test]
+fn deleting_a_backup_volume_is_said_before_and_when_it_happens() {
+    let repo = rendered_example();
+    let warning = "warning: deleting `overlays/tenants/globex/persistentvolumeclaim-globex-etcd-backups.yaml`: Flux will delete the PersistentVolumeClaim `globex-etcd-backups` and every etcd snapshot on it";
+    std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
+    // In review: `diff` shows the deletion and says what it costs.
+    let diff = repo.run(&["diff"]);
+    assert_eq!(diff.code, 0, "{}", diff.stderr);
+    assert!(diff.stderr.contains(warning), "{}", diff.stderr);
+    assert!(diff.stderr.contains("\"Deleting a tenant\""), "{}", diff.stderr);
+    let render = repo.run(&["render"]);
+    assert_eq!(render.code, 0, "{}", render.stderr);
+    assert!(render.stderr.contains(warning), "{}", render.stderr);
+    assert_eq!(
+        render
+            .stderr
+            .matches("Flux will delete the PersistentVolumeClaim")
+            .count(),
+        1
+    );
+    // Turning a tenant's backup off deletes its volume too; deleting anything else says nothing.
+    repo.replace(
+        "tenants/acme.yaml",
+        "backup: {schedule: \"0 * * * *\", retention: 24}",
+        "backup: {enabled: false}",
+    );
+    let render = repo.run(&["render"]);
+    assert!(
+        render.stderr.contains("PersistentVolumeClaim `acme-etcd-backups`"),
+        "{}",
+        render.stderr
+    );
+    std::fs::remove_file(repo.path().join("tenants/initech.yaml")).unwrap();
+    let render = repo.run(&["render"]);
+    assert_eq!(render.code, 0, "{}", render.stderr);
+    assert!(render.stderr.contains("initech   deleted"), "{}", render.stderr);
+    assert!(!render.stderr.contains("PersistentVolumeClaim"), "{}", render.stderr);
+}
+
+#[test]
 fn restore_plan_stops_the_control_plane_restores_every_member_and_starts_again() {
     let repo = Repo::example();
     let run = repo.run(&["backup", "restore-plan", "acme"]);
