@@ -108,6 +108,10 @@ pub enum Command {
     /// the CRD folder cannot be read or kustomize is missing.
     Validate(ValidateArgs),
     /// Print the JSON Schema of the Tenant and Platform files (for editors).
+    ///
+    /// One schema for both: `kind: Platform` selects the platform file's, anything else the
+    /// tenant file's. Save it (`kaas-gitops schema > kaas.schema.json`) and point the editor's
+    /// YAML language server at it for kaas.yaml and tenants/*.yaml (see README.md).
     Schema,
     /// Render on every change under tenants/, base/, kaas.yaml and kaas.lock, until Ctrl-C.
     ///

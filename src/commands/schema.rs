@@ -5,11 +5,40 @@ use anyhow::Result;
 use crate::commands::{ExitStatus, Printer};
 use crate::spec::raw::{PlatformFile, TenantFile};
 
-/// The schema document: `{"tenant": <schema>, "platform": <schema>}`.
+/// The schema document: one JSON Schema for both files, so an editor can use it for
+/// `kaas.yaml` and every tenant file alike. `kind: Platform` selects the platform file's
+/// schema, anything else the tenant file's; both are in `$defs` (as `PlatformFile` and
+/// `TenantFile`), next to the types they share.
 pub fn document() -> serde_json::Value {
-    let mut doc = serde_json::json!({
-        "tenant": schemars::schema_for!(TenantFile),
-        "platform": schemars::schema_for!(PlatformFile),
+    use serde_json::{Value, json};
+    let mut defs = serde_json::Map::new();
+    for (name, kind, schema) in [
+        ("PlatformFile", "Platform", schemars::schema_for!(PlatformFile)),
+        ("TenantFile", "Tenant", schemars::schema_for!(TenantFile)),
+    ] {
+        let Value::Object(mut root) = schema.to_value() else {
+            unreachable!("schemars writes an object")
+        };
+        if let Some(Value::Object(own)) = root.remove("$defs") {
+            for (k, v) in own {
+                // Both files use some types (metadata, providers); a name means one type.
+                let known = defs.insert(k.clone(), v.clone());
+                assert!(known.is_none_or(|k| k == v), "two types named {k} in the schema");
+            }
+        }
+        root.remove("$schema");
+        // Offered by an editor, and a misspelt kind is refused instead of read as a tenant.
+        root["properties"]["kind"]["const"] = json!(kind);
+        defs.insert(name.to_string(), Value::Object(root));
+    }
+    let mut doc = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "kaas-gitops files",
+        "description": "kaas.yaml (kind: Platform) and tenants/<name>.yaml (kind: Tenant), as `kaas-gitops render` reads them.",
+        "if": {"properties": {"kind": {"const": "Platform"}}, "required": ["kind"]},
+        "then": {"$ref": "#/$defs/PlatformFile"},
+        "else": {"$ref": "#/$defs/TenantFile"},
+        "$defs": defs,
     });
     drop_null_defaults(&mut doc);
     doc

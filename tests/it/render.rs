@@ -326,8 +326,33 @@ fn schema_describes_both_files() {
     let run = Repo::empty().run(&["schema"]);
     assert_eq!(run.code, 0);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(doc["tenant"]["title"], "TenantFile");
-    assert_eq!(doc["platform"]["title"], "PlatformFile");
+    assert_eq!(doc["$defs"]["TenantFile"]["title"], "TenantFile");
+    assert_eq!(doc["$defs"]["PlatformFile"]["title"], "PlatformFile");
+    // One schema for every file, as an editor uses it: the example's files pass, mistakes fail.
+    let validator = jsonschema::validator_for(&doc).expect("a valid JSON Schema");
+    let example = crate::common::project_root();
+    let file = |rel: &str| -> serde_json::Value {
+        serde_saphyr::from_str(&std::fs::read_to_string(example.join(rel)).unwrap()).unwrap()
+    };
+    for rel in [
+        "kaas.yaml",
+        "tenants/acme.yaml",
+        "tenants/globex.yaml",
+        "tenants/initech.yaml",
+    ] {
+        let errors: Vec<String> = validator.iter_errors(&file(rel)).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{rel}: {errors:?}");
+    }
+    let mut typo = file("tenants/acme.yaml");
+    typo["spec"]["controlPlane"]["replcas"] = serde_json::json!(2);
+    assert!(!validator.is_valid(&typo), "an unknown tenant field passes");
+    let mut kind = file("tenants/acme.yaml");
+    kind["kind"] = serde_json::json!("Tenat");
+    assert!(!validator.is_valid(&kind), "a misspelt kind passes");
+    let mut platform = file("kaas.yaml");
+    platform["spec"]["bogus"] = serde_json::json!(1);
+    assert!(!validator.is_valid(&platform), "an unknown platform field passes");
+    assert!(!validator.is_valid(&serde_json::json!({"bogus": 1})));
     let committed = std::fs::read_to_string(crate::common::project_root().join("kaas.schema.json")).unwrap();
     assert_eq!(
         run.stdout, committed,
