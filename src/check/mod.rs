@@ -16,7 +16,7 @@ mod fleet;
 pub mod kustomize;
 mod labels;
 mod refs;
-mod schema;
+pub(crate) mod schema;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

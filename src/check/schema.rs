@@ -457,7 +457,8 @@ fn below(path: &str, field_path: &str) -> String {
     }
 }
 
-fn shown(v: &Value) -> String {
+/// A value as shown in a message, cut at 60 characters.
+pub(crate) fn shown(v: &Value) -> String {
     let mut s = v.to_string();
     if s.len() > 60 {
         s.truncate(57);
@@ -466,7 +467,8 @@ fn shown(v: &Value) -> String {
     s
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// What a value is, as a message says it ("a string", "an integer").
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -479,7 +481,7 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// The fields the schema node at `schema_path`'s parent lists.
-fn fields_at(converted: &Value, schema_path: &Location) -> Vec<String> {
+pub(crate) fn fields_at(converted: &Value, schema_path: &Location) -> Vec<String> {
     let pointer = schema_path.as_str();
     let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
     converted

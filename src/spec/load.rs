@@ -1,6 +1,7 @@
 //! Strict loading of one spec file: bytes -> checked text -> indexed source -> typed value.
 //! Pure: the caller reads the bytes. Everything refused here is refused with a location.
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use crate::diagnostics::Diagnostic;
@@ -19,9 +20,10 @@ pub struct Loaded<T> {
 }
 
 /// Parses one spec file strictly. Returns every problem the file has that can be found before
-/// typing (encoding, tabs, anchors, duplicates, secrets) or, when there are none, the first
-/// typing error serde reports.
-pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>, Vec<Diagnostic>> {
+/// typing (encoding, tabs, anchors, duplicates, secrets) or, when there are none, every shape
+/// error (unknown fields, wrong types, missing fields) the schema of `T` finds, else the typing
+/// error serde reports.
+pub fn parse<T: DeserializeOwned + JsonSchema>(path: &str, bytes: &[u8]) -> Result<Loaded<T>, Vec<Diagnostic>> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(vec![
             Diagnostic::error(format!("file is larger than {} KiB", MAX_FILE_BYTES / 1024))
@@ -58,9 +60,20 @@ pub fn parse<T: DeserializeOwned>(path: &str, bytes: &[u8]) -> Result<Loaded<T>,
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
         strict_booleans: true,
     };
-    match serde_saphyr::from_str_with_options::<T>(&source.text, options) {
+    match serde_saphyr::from_str_with_options::<T>(&source.text, options.clone()) {
         Ok(value) => Ok(Loaded { value, source }),
-        Err(e) => Err(vec![typing_error(&source, &e)]),
+        Err(e) => {
+            let mut errors = crate::spec::shape::errors::<T>(&source, options);
+            // serde's error stands beside them unless one of them is on its line already (it
+            // may see what the schema cannot, such as a YAML 1.1 boolean).
+            let typing = typing_error(&source, &e);
+            let line = |d: &Diagnostic| d.location.as_ref().map(|l| l.line);
+            if !errors.iter().any(|d| line(d) == line(&typing) && line(d).is_some()) {
+                errors.push(typing);
+                errors.sort_by_key(|d| line(d));
+            }
+            Err(errors)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
-//! The files people write: their types (`raw`), strict loading (`load`) and source positions
-//! (`source`).
+//! The files people write: their types (`raw`), strict loading (`load`), every shape error of a
+//! refused file (`shape`) and source positions (`source`).
 
 pub mod load;
 pub mod raw;
+pub mod shape;
 pub mod source;

@@ -36,7 +36,10 @@ fn unknown_key_names_the_valid_ones() {
         "tenants/bad.yaml:17:7",
         "unknown field `replica`",
     );
-    assert!(err.contains("valid keys here: name, replicas, autoscaling"), "{err}");
+    assert!(
+        err.contains("valid keys here: autoscaling, labels, machine, name, proxmox, replicas, taints"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -299,11 +302,15 @@ fn inline_secrets_are_refused() {
 
 #[test]
 fn unknown_provider_lists_the_known_ones() {
-    refused(
+    let err = refused(
         "tenants/bad.yaml",
         &tenant(|t| t.replace("provider: proxmox", "provider: vsphere")),
         "tenants/bad.yaml:9:15",
-        "unknown variant `vsphere`",
+        "`spec.infrastructure.provider` is `vsphere`, which is not one of its values",
+    );
+    assert!(
+        err.contains("valid values (exact spelling): `proxmox`, `hetzner`, `kubevirt`"),
+        "{err}"
     );
 }
 
@@ -400,4 +407,66 @@ fn proxmox_needs_an_address_pool() {
         "tenants/bad.yaml:10:5",
         "the Proxmox block needs an `ipv4` address pool",
     );
+}
+
+#[test]
+fn every_shape_error_of_one_file_is_reported_at_its_field() {
+    let repo = Repo::example();
+    let bad = GOOD
+        .replace("    version: v1.33.4", "    version: 1.30")
+        .replace("      templateID: 100", "      templateID: abc")
+        .replace("      dnsServers: [10.0.0.53]\n", "")
+        .replace(
+            "      replicas: 1",
+            "      replica: 1\n  access:\n    adminGroups: admins",
+        )
+        + "  controlPlane:\n    addons: {coreDNS: yes}\n    service: {type: loadbalancer}\n";
+    repo.write("tenants/bad.yaml", &bad);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let expected = [
+        (
+            "tenants/bad.yaml:7:14",
+            "`spec.kubernetes.version` must be a string, not a number (1.3)",
+        ),
+        ("tenants/bad.yaml:7:14", "hint: quote it: `version: \"1.30\"`"),
+        (
+            "tenants/bad.yaml:10:5",
+            "missing field `dnsServers` in `spec.infrastructure.proxmox`",
+        ),
+        (
+            "tenants/bad.yaml:12:19",
+            "`spec.infrastructure.proxmox.templateID` must be a whole number, not a string (\"abc\")",
+        ),
+        ("tenants/bad.yaml:16:7", "unknown field `replica`"),
+        (
+            "tenants/bad.yaml:18:18",
+            "`spec.access.adminGroups` must be a list, not a string (\"admins\")",
+        ),
+        (
+            "tenants/bad.yaml:20:23",
+            "`spec.controlPlane.addons.coreDNS` must be true or false, not a string (\"yes\")",
+        ),
+        (
+            "tenants/bad.yaml:21:21",
+            "`spec.controlPlane.service.type` is `loadbalancer`, which is not one of its values",
+        ),
+    ];
+    let blocks: Vec<&str> = run.stderr.split("\n\n").collect();
+    for (location, message) in expected {
+        let block = blocks
+            .iter()
+            .find(|b| b.contains(&format!("--> {location}\n")))
+            .unwrap_or_else(|| panic!("no error at {location} in\n{}", run.stderr));
+        assert!(
+            block.contains(message),
+            "`{message}` is not the error at {location}:\n{block}"
+        );
+    }
+    assert!(
+        run.stderr.contains("error: 7 problem(s) found; nothing was written"),
+        "{}",
+        run.stderr
+    );
+    assert!(!repo.path().join("overlays").exists());
 }
