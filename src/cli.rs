@@ -79,7 +79,7 @@ pub enum Command {
     /// re-renders and compares every file.
     Render(RenderArgs),
     /// Print what `render` would change, as a unified diff. Always exits 0 unless the inputs
-    /// are invalid.
+    /// are invalid (exit 1), which with --locked includes an image without a pin in kaas.lock.
     Diff(DiffArgs),
     /// Propose one tenant's change as a branch `<git.branchPrefix><TENANT>` and print the pull
     /// request's title and markdown body.

@@ -122,13 +122,7 @@ pub fn message(paths: &[String], summary: &BTreeMap<String, (Status, usize)>) ->
         }
     }
     let mut body = String::new();
-    let files = |n: usize| {
-        if n == 1 {
-            "1 file".to_string()
-        } else {
-            format!("{n} files")
-        }
-    };
+    let files = crate::commands::summary::files;
     for (name, (s, n)) in &units {
         body.push_str(&format!("- tenant {name}: {} ({})\n", s.as_str(), files(*n)));
     }

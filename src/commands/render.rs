@@ -224,7 +224,7 @@ fn report_written(
                 let detail = if *status == Status::Unchanged {
                     String::new()
                 } else {
-                    format!(" ({files} files)")
+                    format!(" ({})", crate::commands::summary::files(*files))
                 };
                 printer.status(&format!("{name:width$}  {}{detail}", status.as_str()));
             }

@@ -32,6 +32,15 @@ impl Status {
     }
 }
 
+/// `1 file`, `3 files`.
+pub fn files(n: usize) -> String {
+    if n == 1 {
+        "1 file".to_string()
+    } else {
+        format!("{n} files")
+    }
+}
+
 /// Status per unit: `platform` and each tenant name. `tenants` are the tenants rendered.
 pub fn summarize(plan: &Plan, tenants: &[String]) -> BTreeMap<String, (Status, usize)> {
     let mut out: BTreeMap<String, (Status, usize)> = BTreeMap::new();
@@ -90,4 +99,14 @@ pub fn summarize(plan: &Plan, tenants: &[String]) -> BTreeMap<String, (Status, u
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_file_is_singular() {
+        assert_eq!(super::files(1), "1 file");
+        assert_eq!(super::files(0), "0 files");
+        assert_eq!(super::files(18), "18 files");
+    }
 }

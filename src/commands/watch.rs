@@ -174,7 +174,7 @@ fn try_render(
     let changed: Vec<String> = summary
         .iter()
         .filter(|(_, (s, _))| *s != Status::Unchanged)
-        .map(|(name, (s, files))| format!("{name} {} ({files} files)", s.as_str()))
+        .map(|(name, (s, files))| format!("{name} {} ({})", s.as_str(), crate::commands::summary::files(*files)))
         .collect();
     let took = started.elapsed().as_secs_f64() * 1e3;
     if changed.is_empty() {

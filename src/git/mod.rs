@@ -163,7 +163,7 @@ impl GitError {
             }
             GitError::BadCommitTime { .. } => "unset `KAAS_COMMIT_TIME`, or set it to seconds since 1970".into(),
             GitError::RefMoved { .. } => "another git command ran at the same time; run kaas-gitops again".into(),
-            GitError::NoBase { .. } => "pass `--base BRANCH` with an existing branch, e.g. `--base main`".into(),
+            GitError::NoBase { .. } => "pass `--base BRANCH` with an existing branch (`git branch` lists them)".into(),
             GitError::BadBranchName { .. } => "change `spec.git.branchPrefix` in kaas.yaml".into(),
             GitError::BranchCheckedOut { .. } => {
                 "switch that working tree to another branch; kaas-gitops never moves a checked-out branch".into()
