@@ -122,6 +122,18 @@ pub fn refuse_file(repo_root: &Path, path: &Path, rel: &str) -> Result<Option<Di
     Ok(None)
 }
 
+/// `tenants/<stem>.yml`: tenant files end in `.yaml`. `twin`: `tenants/<stem>.yaml` exists too.
+fn yml_file(rel: &str, stem: &str, twin: bool) -> Diagnostic {
+    let hint = if twin {
+        format!("`tenants/{stem}.yaml` exists too: keep one of the two files (named `.yaml`)")
+    } else {
+        format!("tenant files end in `.yaml`: rename it to `tenants/{stem}.yaml`")
+    };
+    Diagnostic::error(format!("`{rel}` ends in `.yml`"))
+        .in_file(rel.to_string())
+        .with_hint(hint)
+}
+
 /// A name that looks like a tenant file: `*.yaml` or `*.yml`, not hidden.
 fn is_yaml_name(name: &str) -> bool {
     !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
@@ -170,13 +182,8 @@ fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>>
         return Ok(None);
     }
     if let Some(stem) = name.strip_suffix(".yml") {
-        return Ok(Some(Entry::Problem(
-            Diagnostic::error(format!("`{rel}` ends in `.yml`"))
-                .in_file(rel.clone())
-                .with_hint(format!(
-                    "tenant files end in `.yaml`: rename it to `tenants/{stem}.yaml`"
-                )),
-        )));
+        let twin = dir.join(format!("{stem}.yaml")).exists();
+        return Ok(Some(Entry::Problem(yml_file(&rel, stem, twin))));
     }
     let Some(stem) = name.strip_suffix(".yaml") else {
         return Ok(None);
@@ -296,13 +303,8 @@ impl Inputs {
                 continue;
             }
             if let Some(stem) = name.strip_suffix(".yml") {
-                problems.push(
-                    Diagnostic::error(format!("`{rel}` ends in `.yml`"))
-                        .in_file(rel.clone())
-                        .with_hint(format!(
-                            "tenant files end in `.yaml`: rename it to `tenants/{stem}.yaml`"
-                        )),
-                );
+                let twin = files.contains_key(&format!("tenants/{stem}.yaml"));
+                problems.push(yml_file(rel, stem, twin));
             } else if let Some(stem) = name.strip_suffix(".yaml") {
                 tenants.push((rel.clone(), stem.to_string(), bytes.clone()));
             }

@@ -51,9 +51,10 @@ pub fn validate(
     let mut built = Vec::new();
     // Each tenant on its own, in parallel; results are taken in input order, so the errors
     // come out the same on every run.
+    let stems: std::collections::BTreeSet<&str> = tenants.iter().map(|(stem, _)| stem.as_str()).collect();
     let checked: Vec<_> = tenants
         .par_iter()
-        .map(|(stem, loaded)| (tenant::tenant(loaded, stem, &platform_model), &loaded.source))
+        .map(|(stem, loaded)| (tenant::tenant(loaded, stem, &stems, &platform_model), &loaded.source))
         .collect();
     for (result, source) in checked {
         match result {

@@ -25,8 +25,14 @@ pub const MAX_NAME: usize = 40;
 /// within a 63-character hostname.
 const MAX_POOL_OBJECT: usize = 51;
 
-/// Builds one tenant. `file_stem` is the file name without `.yaml`.
-pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform) -> Result<Tenant, Vec<Diagnostic>> {
+/// Builds one tenant. `file_stem` is the file name without `.yaml`; `stems` are those of every
+/// tenant file (for hints that must not suggest a name another file has).
+pub fn tenant(
+    loaded: &Loaded<TenantFile>,
+    file_stem: &str,
+    stems: &BTreeSet<&str>,
+    platform: &Platform,
+) -> Result<Tenant, Vec<Diagnostic>> {
     let src = &loaded.source;
     let file = &loaded.value;
     let spec = &file.spec;
@@ -34,7 +40,7 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
     header(src, &file.api_version, &file.kind, "Tenant", &mut errs);
 
     let name = file.metadata.name.clone();
-    name_rules(src, &name, file_stem, platform, &mut errs);
+    name_rules(src, &name, file_stem, stems, platform, &mut errs);
     labels(src, "metadata.labels", &file.metadata.labels, &mut errs);
 
     let version = version(src, "spec.kubernetes.version", &spec.kubernetes.version, &mut errs);
@@ -184,7 +190,14 @@ pub fn tenant(loaded: &Loaded<TenantFile>, file_stem: &str, platform: &Platform)
     })
 }
 
-fn name_rules(src: &Source, name: &str, stem: &str, platform: &Platform, errs: &mut Vec<Diagnostic>) {
+fn name_rules(
+    src: &Source,
+    name: &str,
+    stem: &str,
+    stems: &BTreeSet<&str>,
+    platform: &Platform,
+    errs: &mut Vec<Diagnostic>,
+) {
     let field = "metadata.name";
     if !is_dns1035(name) {
         errs.push(
@@ -207,9 +220,20 @@ fn name_rules(src: &Source, name: &str, stem: &str, platform: &Platform, errs: &
                 field,
                 format!("`metadata.name` is `{name}` but the file is `{stem}.yaml`"),
             )
-            .with_hint(format!(
-                "rename the file to `tenants/{name}.yaml` or set `name: {stem}`"
-            )),
+            .with_hint(if stems.contains(name) && is_dns1035(stem) {
+                // The file the name asks for is another tenant's: this is a duplicate.
+                format!(
+                    "`tenants/{name}.yaml` is tenant `{name}` already; set `name: {stem}` here if this is another tenant, or delete one of the two files"
+                )
+            } else if stems.contains(name) {
+                format!(
+                    "`tenants/{name}.yaml` is tenant `{name}` already; delete one of the two files, or give this tenant its own name and name the file after it"
+                )
+            } else if is_dns1035(stem) {
+                format!("rename the file to `tenants/{name}.yaml`, or set `name: {stem}`")
+            } else {
+                format!("rename the file to `tenants/{name}.yaml`: a tenant's file is named after it")
+            }),
         );
     }
     let mut reserved: BTreeSet<String> = ["platform", "default", "flux-system", "kamaji-system", "cert-manager"]

@@ -470,3 +470,42 @@ fn every_shape_error_of_one_file_is_reported_at_its_field() {
     );
     assert!(!repo.path().join("overlays").exists());
 }
+
+#[test]
+fn a_file_named_unlike_its_tenant_gets_a_hint_that_can_be_followed() {
+    // `(file, contents, expected hint)`: each run has the example's acme, globex and initech.
+    let cases = [
+        (
+            "tenants/acme2.yaml",
+            GOOD.replace("name: bad", "name: acme"),
+            "hint: `tenants/acme.yaml` is tenant `acme` already; set `name: acme2` here if this is another tenant, or delete one of the two files",
+        ),
+        (
+            "tenants/Acme.yaml",
+            GOOD.replace("name: bad", "name: acme"),
+            "hint: `tenants/acme.yaml` is tenant `acme` already; delete one of the two files, or give this tenant its own name and name the file after it",
+        ),
+        (
+            "tenants/Hooli.yaml",
+            GOOD.replace("name: bad", "name: hooli"),
+            "hint: rename the file to `tenants/hooli.yaml`: a tenant's file is named after it",
+        ),
+        (
+            "tenants/hooli2.yaml",
+            GOOD.replace("name: bad", "name: hooli"),
+            "hint: rename the file to `tenants/hooli.yaml`, or set `name: hooli2`",
+        ),
+        (
+            "tenants/acme.yml",
+            GOOD.replace("name: bad", "name: acme"),
+            "hint: `tenants/acme.yaml` exists too: keep one of the two files (named `.yaml`)",
+        ),
+    ];
+    for (rel, text, hint) in cases {
+        let repo = Repo::example();
+        repo.write(rel, &text);
+        let run = repo.run(&["render"]);
+        assert_eq!(run.code, 1, "{rel}: {}", run.stderr);
+        assert!(run.stderr.contains(hint), "{rel}: no `{hint}` in\n{}", run.stderr);
+    }
+}
