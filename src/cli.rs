@@ -11,26 +11,41 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// kaas-gitops writes `overlays/` and `flux/` from them.
 ///
 /// Exit codes: 0 done; 1 something to fix (invalid spec, drift under --check, a missing pin
-/// under --locked); 2 the environment failed (file system, git, registry).
+/// under --locked, findings of validate); 2 the environment failed (file system, git,
+/// registry, kustomize) or the command line is wrong.
 #[derive(Debug, Parser)]
 #[command(name = "kaas-gitops", version, max_term_width = 100)]
 pub struct Cli {
     /// The repository to work on.
-    #[arg(long, global = true, value_name = "DIR", default_value = ".", env = "KAAS_REPO")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        default_value = ".",
+        env = "KAAS_REPO",
+        help_heading = "Global options"
+    )]
     pub repo: PathBuf,
     /// Print only errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        conflicts_with = "verbose",
+        help_heading = "Global options"
+    )]
     pub quiet: bool,
-    /// Print more detail (every file written).
-    #[arg(short, long, global = true)]
+    /// Print more detail (every file written, timings, cache use).
+    #[arg(short, long, global = true, help_heading = "Global options")]
     pub verbose: bool,
     /// Colour in messages: auto (on a terminal, unless NO_COLOR is set), always or never.
-    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, help_heading = "Global options")]
     pub color: Color,
-    /// Seconds that `render`, `pin` and `pr` wait for another kaas-gitops run on the same
-    /// repository to finish before giving up (exit 2). Only one run writes at a time.
+    /// Seconds that a run which writes (`render`, `pin`, `pr`, each render of `watch`) waits for
+    /// another kaas-gitops run on the same repository to finish before giving up (exit 2). Only
+    /// one run writes at a time; the other commands only read and never wait.
     #[arg(long, global = true, value_name = "SECONDS", env = "KAAS_LOCK_TIMEOUT", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(0..=3600))]
+          value_parser = clap::value_parser!(u64).range(0..=3600), help_heading = "Global options")]
     pub lock_timeout: u64,
     /// What to do.
     #[command(subcommand)]

@@ -200,6 +200,12 @@ fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>>
 /// Reads the repository's inputs. `Ok(Err(..))` is a user error (no kaas.yaml).
 pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>> {
     let platform_path = repo.join(PLATFORM_PATH);
+    if !repo.is_dir() {
+        return Ok(Err(vec![
+            Diagnostic::error(format!("`{}` is not a folder", repo.display()))
+                .with_hint("pass the repository's folder with `--repo DIR` (or `KAAS_REPO`), or run kaas-gitops in it"),
+        ]));
+    }
     if !platform_path.exists() {
         return Ok(Err(vec![
             Diagnostic::error(format!("no `{PLATFORM_PATH}` in `{}`", repo.display()))

@@ -460,3 +460,22 @@ fn tenant_files_in_a_folder_of_tenants_are_an_error_not_silently_skipped() {
     assert!(!run.stderr.contains("notes"), "{}", run.stderr);
     assert!(!repo.path().join("overlays").exists(), "nothing is written");
 }
+
+#[test]
+fn a_repository_folder_that_does_not_exist_is_named_as_such() {
+    let parent = Repo::empty();
+    let missing = parent.path().join("missing");
+    let out = crate::common::bin()
+        .arg("--repo")
+        .arg(&missing)
+        .arg("render")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("error: `{}` is not a folder", missing.display())),
+        "{stderr}"
+    );
+    assert!(!missing.exists(), "nothing is created");
+}
