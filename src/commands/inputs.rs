@@ -161,6 +161,18 @@ fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>>
     if name.starts_with('.') {
         return Ok(None);
     }
+    let lower = name.to_ascii_lowercase();
+    if !(name.ends_with(".yml") || name.ends_with(".yaml")) && (lower.ends_with(".yml") || lower.ends_with(".yaml")) {
+        let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+        return Ok(Some(Entry::Problem(
+            Diagnostic::error(format!("`{rel}` ends in `.{ext}`"))
+                .in_file(rel.clone())
+                .with_hint(format!(
+                    "tenant files end in `.yaml`, lower-case, as tenant names are: rename it to `tenants/{}.yaml`",
+                    stem.to_ascii_lowercase()
+                )),
+        )));
+    }
     if !(name.ends_with(".yml") || name.ends_with(".yaml")) {
         let meta = fs_err::symlink_metadata(&path)?;
         if !meta.is_dir() {

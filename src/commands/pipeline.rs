@@ -216,7 +216,10 @@ pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> 
                 Diagnostic::error(format!(
                     "`--tenant {name}` names no tenant: there is no `tenants/{name}.yaml`, and no rendered overlay of that name to delete"
                 ))
-                .with_hint(format!("pass the stem of a file in tenants/ ({listed})")),
+                .with_hint(match name.strip_suffix(".yaml").or_else(|| name.strip_suffix(".yml")) {
+                    Some(stem) => format!("pass the tenant's name, not its file: `--tenant {stem}`"),
+                    None => format!("pass the stem of a file in tenants/ ({listed})"),
+                }),
             );
         }
     }

@@ -64,11 +64,15 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(path: &str, bytes: &[u8]) -> Resu
         Ok(value) => Ok(Loaded { value, source }),
         Err(e) => {
             let mut errors = crate::spec::shape::errors::<T>(&source, options);
-            // serde's error stands beside them unless one of them is on its line already (it
-            // may see what the schema cannot, such as a YAML 1.1 boolean).
+            // serde's error stands beside them when it says what they do not: not a kind of
+            // error the schema finds, not on a line they cover, not about the whole file.
             let typing = typing_error(&source, &e);
             let line = |d: &Diagnostic| d.location.as_ref().map(|l| l.line);
-            if !errors.iter().any(|d| line(d) == line(&typing) && line(d).is_some()) {
+            let covered = ["missing field", "unknown field", "unknown variant", "invalid type"]
+                .iter()
+                .any(|k| typing.message.starts_with(k))
+                || errors.iter().any(|d| line(d) == line(&typing) || d.field.is_none());
+            if errors.is_empty() || !covered {
                 errors.push(typing);
                 errors.sort_by_key(|d| line(d));
             }

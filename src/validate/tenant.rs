@@ -214,7 +214,8 @@ fn name_rules(
             .with_hint("derived names such as `<name>-autoscaler` must stay within Helm's 53-character release names"),
         );
     }
-    if name != stem {
+    // An invalid name has its own error above; a file name to match it would be invalid too.
+    if name != stem && is_dns1035(name) {
         errs.push(
             src.error(
                 field,

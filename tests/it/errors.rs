@@ -427,7 +427,7 @@ fn every_shape_error_of_one_file_is_reported_at_its_field() {
     let expected = [
         (
             "tenants/bad.yaml:7:14",
-            "`spec.kubernetes.version` must be a string, not a number (1.3)",
+            "`spec.kubernetes.version` must be a string, not 1.3",
         ),
         ("tenants/bad.yaml:7:14", "hint: quote it: `version: \"1.30\"`"),
         (
@@ -439,6 +439,10 @@ fn every_shape_error_of_one_file_is_reported_at_its_field() {
             "`spec.infrastructure.proxmox.templateID` must be a whole number, not a string (\"abc\")",
         ),
         ("tenants/bad.yaml:16:7", "unknown field `replica`"),
+        (
+            "tenants/bad.yaml:16:7",
+            "hint: did you mean `replicas`? valid keys here: autoscaling",
+        ),
         (
             "tenants/bad.yaml:18:18",
             "`spec.access.adminGroups` must be a list, not a string (\"admins\")",
@@ -500,6 +504,11 @@ fn a_file_named_unlike_its_tenant_gets_a_hint_that_can_be_followed() {
             GOOD.replace("name: bad", "name: acme"),
             "hint: `tenants/acme.yaml` exists too: keep one of the two files (named `.yaml`)",
         ),
+        (
+            "tenants/Hooli.YAML",
+            GOOD.replace("name: bad", "name: hooli"),
+            "hint: tenant files end in `.yaml`, lower-case, as tenant names are: rename it to `tenants/hooli.yaml`",
+        ),
     ];
     for (rel, text, hint) in cases {
         let repo = Repo::example();
@@ -508,4 +517,120 @@ fn a_file_named_unlike_its_tenant_gets_a_hint_that_can_be_followed() {
         assert_eq!(run.code, 1, "{rel}: {}", run.stderr);
         assert!(run.stderr.contains(hint), "{rel}: no `{hint}` in\n{}", run.stderr);
     }
+    // An invalid name gets its own error, and no hint to name the file after it.
+    let repo = Repo::example();
+    repo.write("tenants/initech2.yaml", &GOOD.replace("name: bad", "name: Initech"));
+    let run = repo.run(&["render"]);
+    assert!(
+        run.stderr.contains("`Initech` is not a DNS-1035 label"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("but the file is"), "{}", run.stderr);
+}
+
+#[test]
+fn shape_errors_say_each_mistake_once_in_the_users_words() {
+    let repo = Repo::example();
+    let typos = GOOD
+        .replace(
+            "  name: bad",
+            "  nmae: typos\n  labels:\n    node-role.kubernetes.io/node: 1",
+        )
+        .replace("      templateID: 100", "      templateID: 99999999999")
+        .replace("gateway: 10.0.5.1, ", "")
+        .replace(
+            "    - name: md-0\n      replicas: 1",
+            "    - replicas: 1.5\n      machine:\n        cpus: 2\n    - md-1",
+        );
+    repo.write("tenants/typos.yaml", &typos);
+    repo.write("tenants/list.yaml", "- a\n");
+    repo.write("tenants/comment.yaml", "# nothing yet\n");
+    repo.write("tenants/platform.yaml", &repo.read("kaas.yaml"));
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let blocks: Vec<&str> = run.stderr.split("\n\n").collect();
+    let block = |location: &str| -> &str {
+        blocks
+            .iter()
+            .find(|b| b.contains(&format!("--> {location}\n")))
+            .unwrap_or_else(|| panic!("no error at {location} in\n{}", run.stderr))
+    };
+    let expect = |location: &str, lines: &[&str]| {
+        let b = block(location);
+        for line in lines {
+            assert!(b.contains(line), "`{line}` is not in the error at {location}:\n{b}");
+        }
+    };
+    // A typo of a required key: one error, not "unknown" plus "missing".
+    expect(
+        "tenants/typos.yaml:4:3",
+        &["unknown field `nmae`", "hint: did you mean `name`?"],
+    );
+    assert!(
+        !run.stderr.contains("missing field `name` in `metadata`"),
+        "{}",
+        run.stderr
+    );
+    // A label key holds dots: the hint quotes the key as written.
+    expect(
+        "tenants/typos.yaml:6:35",
+        &[
+            "must be a string, not 1",
+            "hint: quote it: `node-role.kubernetes.io/node: \"1\"`",
+        ],
+    );
+    expect(
+        "tenants/typos.yaml:14:19",
+        &["is 99999999999; the most allowed is 4294967295"],
+    );
+    expect(
+        "tenants/typos.yaml:16:7",
+        &["missing field `gateway` in `spec.infrastructure.proxmox.ipv4`"],
+    );
+    expect(
+        "tenants/typos.yaml:18:7",
+        &["missing field `name` in `spec.workers[0]`"],
+    );
+    expect(
+        "tenants/typos.yaml:18:17",
+        &[
+            "`spec.workers[0].replicas` must be a whole number, not 1.5",
+            "hint: write it without a fraction",
+        ],
+    );
+    expect(
+        "tenants/typos.yaml:21:7",
+        &["`spec.workers[1]` must be a mapping, not a string (\"md-1\")"],
+    );
+    assert_eq!(
+        run.stderr.matches("missing field `name` in `spec.workers[0]`").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    // Whole files: one error each.
+    expect(
+        "tenants/list.yaml:1:1",
+        &["the file is a list, not a mapping of keys", "`kind: Tenant`"],
+    );
+    assert!(
+        run.stderr
+            .contains("error: the file is empty\n  --> tenants/comment.yaml"),
+        "{}",
+        run.stderr
+    );
+    expect(
+        "tenants/platform.yaml:4:7",
+        &[
+            "`kind` is `Platform`, but this file holds a Tenant",
+            "`kind: Platform` is kaas.yaml's",
+        ],
+    );
+    assert!(!run.stderr.contains("unknown field `flux`"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("expected mapping"),
+        "serde's copy of a whole-file error:\n{}",
+        run.stderr
+    );
 }

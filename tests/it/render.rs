@@ -427,6 +427,14 @@ fn a_tenant_argument_names_a_tenant_file_or_a_rendered_overlay() {
         "{}",
         run.stderr
     );
+    let file = repo.run(&["render", "--tenant", "acme.yaml"]);
+    assert_eq!(file.code, 1, "{}", file.stderr);
+    assert!(
+        file.stderr
+            .contains("hint: pass the tenant's name, not its file: `--tenant acme`"),
+        "{}",
+        file.stderr
+    );
     assert_eq!(before, repo.snapshot(), "a refused run writes nothing");
     // A tenant whose file is gone may still be named: its overlay and Flux entry are deleted.
     std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
