@@ -139,6 +139,23 @@ fn is_yaml_name(name: &str) -> bool {
     !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
 }
 
+/// The first YAML file under `dir` in name order, as a path relative to it, looking `depth`
+/// folders deep (symlinks are not followed).
+fn first_yaml(dir: &Path, depth: usize) -> Option<String> {
+    let mut entries: Vec<(String, bool)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.file_type().ok()?.is_dir())))
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect();
+    entries.sort();
+    entries.iter().find_map(|(name, is_dir)| match is_dir {
+        false if is_yaml_name(name) => Some(name.clone()),
+        true if depth > 0 => first_yaml(&dir.join(name), depth - 1).map(|f| format!("{name}/{f}")),
+        _ => None,
+    })
+}
+
 /// A folder in `tenants/` that holds YAML files (`first` is one): they look like tenants but are
 /// never read, so without this error their clusters would silently go missing.
 fn nested(folder: &str, first: &str) -> Diagnostic {
@@ -178,13 +195,7 @@ fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>>
         if !meta.is_dir() {
             return Ok(None);
         }
-        let mut yaml: Vec<String> = fs_err::read_dir(&path)?
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| is_yaml_name(n))
-            .collect();
-        yaml.sort();
-        return Ok(yaml.first().map(|first| Entry::Problem(nested(&rel, first))));
+        return Ok(first_yaml(&path, 8).map(|first| Entry::Problem(nested(&rel, &first))));
     }
     // One `lstat` per entry: a folder (or a link to one) is skipped, a regular file in
     // `tenants/` (already shown to be inside the repository) needs no further look, and
@@ -315,7 +326,11 @@ impl Inputs {
             }
             if let Some((folder, file)) = name.split_once('/') {
                 // Reported once per folder, for its first YAML file in name order, as `read` does.
-                if !file.contains('/') && is_yaml_name(file) && nested_seen.insert(folder) {
+                let base = file.rsplit('/').next().unwrap_or(file);
+                if !file.split('/').any(|part| part.starts_with('.'))
+                    && is_yaml_name(base)
+                    && nested_seen.insert(folder)
+                {
                     problems.push(nested(&format!("tenants/{folder}"), file));
                 }
                 continue;
@@ -357,6 +372,7 @@ mod tests {
             "tenants/team-a/b.yaml",
             "tenants/team-a/a.yml",
             "tenants/docs/README.md",
+            "tenants/deep/x/y.yaml",
             "overlays/tenants/acme/kustomization.yaml",
             "overlays/tenants/gone/cluster-gone.yaml",
         ]
@@ -370,7 +386,8 @@ mod tests {
         assert_eq!(
             problems,
             [
-                "`tenants/team-a/` holds YAML files (`a.yml`), and tenant files are read from `tenants/` only, not from folders in it"
+                "`tenants/deep/` holds YAML files (`x/y.yaml`), and tenant files are read from `tenants/` only, not from folders in it",
+                "`tenants/team-a/` holds YAML files (`a.yml`), and tenant files are read from `tenants/` only, not from folders in it",
             ]
         );
         assert_eq!(

@@ -54,7 +54,24 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(path: &str, bytes: &[u8]) -> Resu
         return Err(scan);
     }
     if !index_problems.is_empty() {
-        return Err(index_problems);
+        // Duplicate keys, anchors or secrets: the file's shape errors are reported with them,
+        // read past the duplicates, so a second run is not needed to see them. One error per
+        // line is enough (a secret's key is also unknown to the schema).
+        let lenient = serde_saphyr::options! {
+            duplicate_keys: serde_saphyr::DuplicateKeyPolicy::FirstWins,
+            strict_booleans: true,
+        };
+        let line = |d: &Diagnostic| d.location.as_ref().map(|l| l.line);
+        let taken: Vec<Option<usize>> = index_problems.iter().map(line).collect();
+        let mut errors = index_problems;
+        let shape = crate::spec::shape::errors::<T>(&source, lenient);
+        errors.extend(
+            shape
+                .into_iter()
+                .filter(|d| line(d).is_some() && !taken.contains(&line(d))),
+        );
+        errors.sort_by_key(|d| line(d));
+        return Err(errors);
     }
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,

@@ -634,3 +634,36 @@ fn shape_errors_say_each_mistake_once_in_the_users_words() {
         run.stderr
     );
 }
+
+#[test]
+fn a_duplicate_key_does_not_hide_the_files_other_mistakes() {
+    let repo = Repo::example();
+    let bad = GOOD
+        .replace(
+            "    version: v1.33.4",
+            "    verison: x\n    version: v1.33.4\n    version: v1.33.5",
+        )
+        .replace("      templateID: 100", "      templateID: abc");
+    repo.write("tenants/bad.yaml", &bad);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let blocks: Vec<&str> = run.stderr.split("\n\n").collect();
+    for (location, message) in [
+        ("tenants/bad.yaml:7:5", "unknown field `verison`"),
+        ("tenants/bad.yaml:9:5", "duplicate key `version`"),
+        (
+            "tenants/bad.yaml:14:19",
+            "`spec.infrastructure.proxmox.templateID` must be a whole number",
+        ),
+    ] {
+        let block = blocks
+            .iter()
+            .find(|b| b.contains(&format!("--> {location}\n")))
+            .unwrap_or_else(|| panic!("no error at {location} in\n{}", run.stderr));
+        assert!(
+            block.contains(message),
+            "`{message}` is not the error at {location}:\n{block}"
+        );
+    }
+    assert!(run.stderr.contains("error: 3 problem(s) found"), "{}", run.stderr);
+}

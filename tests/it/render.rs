@@ -453,6 +453,8 @@ fn tenant_files_in_a_folder_of_tenants_are_an_error_not_silently_skipped() {
         repo.path().join("tenants/team-a/globex.yaml"),
     )
     .unwrap();
+    // Two folders deep too.
+    repo.write("tenants/teams/b/hooli.yaml", "kind: Tenant\n");
     // A folder of something else is left alone.
     repo.write("tenants/notes/README.md", "not a tenant\n");
     let run = repo.run(&["render"]);
@@ -465,6 +467,7 @@ fn tenant_files_in_a_folder_of_tenants_are_an_error_not_silently_skipped() {
         run.stderr
     );
     assert!(run.stderr.contains("--> tenants/team-a/globex.yaml"), "{}", run.stderr);
+    assert!(run.stderr.contains("--> tenants/teams/b/hooli.yaml"), "{}", run.stderr);
     assert!(!run.stderr.contains("notes"), "{}", run.stderr);
     assert!(!repo.path().join("overlays").exists(), "nothing is written");
 }
