@@ -20,6 +20,21 @@ fn tenant(edit: impl Fn(&str) -> String) -> Vec<u8> {
     edit(GOOD).into_bytes()
 }
 
+/// Fails unless the error reported at `location` (`path:line:column`) says each of `lines`.
+#[track_caller]
+fn assert_error_at(stderr: &str, location: &str, lines: &[&str]) {
+    let block = stderr
+        .split("\n\n")
+        .find(|b| b.contains(&format!("--> {location}\n")))
+        .unwrap_or_else(|| panic!("no error at {location} in\n{stderr}"));
+    for line in lines {
+        assert!(
+            block.contains(line),
+            "`{line}` is not in the error at {location}:\n{block}"
+        );
+    }
+}
+
 #[test]
 fn good_fixture_renders() {
     let repo = Repo::example();
@@ -456,16 +471,8 @@ fn every_shape_error_of_one_file_is_reported_at_its_field() {
             "`spec.controlPlane.service.type` is `loadbalancer`, which is not one of its values",
         ),
     ];
-    let blocks: Vec<&str> = run.stderr.split("\n\n").collect();
     for (location, message) in expected {
-        let block = blocks
-            .iter()
-            .find(|b| b.contains(&format!("--> {location}\n")))
-            .unwrap_or_else(|| panic!("no error at {location} in\n{}", run.stderr));
-        assert!(
-            block.contains(message),
-            "`{message}` is not the error at {location}:\n{block}"
-        );
+        assert_error_at(&run.stderr, location, &[message]);
     }
     assert!(
         run.stderr.contains("error: 7 problem(s) found; nothing was written"),
@@ -549,19 +556,7 @@ fn shape_errors_say_each_mistake_once_in_the_users_words() {
     repo.write("tenants/platform.yaml", &repo.read("kaas.yaml"));
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    let blocks: Vec<&str> = run.stderr.split("\n\n").collect();
-    let block = |location: &str| -> &str {
-        blocks
-            .iter()
-            .find(|b| b.contains(&format!("--> {location}\n")))
-            .unwrap_or_else(|| panic!("no error at {location} in\n{}", run.stderr))
-    };
-    let expect = |location: &str, lines: &[&str]| {
-        let b = block(location);
-        for line in lines {
-            assert!(b.contains(line), "`{line}` is not in the error at {location}:\n{b}");
-        }
-    };
+    let expect = |location: &str, lines: &[&str]| assert_error_at(&run.stderr, location, lines);
     // A typo of a required key: one error, not "unknown" plus "missing".
     expect(
         "tenants/typos.yaml:4:3",
@@ -647,23 +642,12 @@ fn a_duplicate_key_does_not_hide_the_files_other_mistakes() {
     repo.write("tenants/bad.yaml", &bad);
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    let blocks: Vec<&str> = run.stderr.split("\n\n").collect();
-    for (location, message) in [
-        ("tenants/bad.yaml:7:5", "unknown field `verison`"),
-        ("tenants/bad.yaml:9:5", "duplicate key `version`"),
-        (
-            "tenants/bad.yaml:14:19",
-            "`spec.infrastructure.proxmox.templateID` must be a whole number",
-        ),
-    ] {
-        let block = blocks
-            .iter()
-            .find(|b| b.contains(&format!("--> {location}\n")))
-            .unwrap_or_else(|| panic!("no error at {location} in\n{}", run.stderr));
-        assert!(
-            block.contains(message),
-            "`{message}` is not the error at {location}:\n{block}"
-        );
-    }
+    assert_error_at(&run.stderr, "tenants/bad.yaml:7:5", &["unknown field `verison`"]);
+    assert_error_at(&run.stderr, "tenants/bad.yaml:9:5", &["duplicate key `version`"]);
+    assert_error_at(
+        &run.stderr,
+        "tenants/bad.yaml:14:19",
+        &["`spec.infrastructure.proxmox.templateID` must be a whole number"],
+    );
     assert!(run.stderr.contains("error: 3 problem(s) found"), "{}", run.stderr);
 }
