@@ -457,14 +457,16 @@ fn below(path: &str, field_path: &str) -> String {
     }
 }
 
-/// A value as shown in a message, cut at 60 characters.
+/// A value as shown in a message, cut at 60 characters (at a character's boundary: a value
+/// may be any text a user wrote).
 pub(crate) fn shown(v: &Value) -> String {
-    let mut s = v.to_string();
-    if s.len() > 60 {
-        s.truncate(57);
-        s.push_str("...");
+    let s = v.to_string();
+    if s.chars().count() <= 60 {
+        return s;
     }
-    s
+    let mut cut: String = s.chars().take(57).collect();
+    cut.push_str("...");
+    cut
 }
 
 /// What a value is, as a message says it ("a string", "an integer").

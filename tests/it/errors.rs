@@ -651,3 +651,21 @@ fn a_duplicate_key_does_not_hide_the_files_other_mistakes() {
     );
     assert!(run.stderr.contains("error: 3 problem(s) found"), "{}", run.stderr);
 }
+
+#[test]
+fn a_long_value_of_any_text_is_shown_cut_not_a_crash() {
+    let repo = Repo::example();
+    let value = format!("x{}", "é".repeat(80));
+    repo.write(
+        "tenants/bad.yaml",
+        &GOOD.replace("      templateID: 100", &format!("      templateID: \"{value}\"")),
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let shown = format!("\"x{}...", "é".repeat(55));
+    assert_error_at(
+        &run.stderr,
+        "tenants/bad.yaml:12:19",
+        &[&format!("must be a whole number, not a string ({shown})")],
+    );
+}
