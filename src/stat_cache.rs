@@ -129,9 +129,6 @@ pub struct Outcome {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Folders, each with the names recorded in it and their status.
-type Groups = Vec<(String, Vec<(String, Option<Sig>)>)>;
-
 /// A record, written with postcard. Reading one is most of what a cached check does besides
 /// its stats, so it is laid out to be read without allocating per path: its strings and bytes
 /// are borrowed from the file's bytes, and each folder's names are one string.
@@ -253,18 +250,29 @@ fn stat_at(dir: Option<&rustix::fd::OwnedFd>, name: &str) -> std::io::Result<Opt
     }
 }
 
-fn stat_all(repo: &Path, paths: Vec<String>) -> std::io::Result<Groups> {
+/// An owned `Group`: `(folder, names joined by NUL, packed statuses)`.
+type OwnedGroup = (String, String, Vec<u8>);
+
+/// The status of every path, by folder, as a record's groups hold them. `None` when an entry
+/// cannot be trusted as of `now`: a symlink (its target's changes would go unseen) or one
+/// changed at or after the run started (racy).
+fn stat_all(repo: &Path, paths: Vec<String>, now: i64) -> std::io::Result<Option<Vec<OwnedGroup>>> {
     group(paths)
         .into_par_iter()
         .map(|(dir, names)| {
             let fd = open_dir(repo, &dir)?;
-            let entries = names
-                .into_iter()
-                .map(|name| stat_at(fd.as_ref(), &name).map(|sig| (name, sig)))
-                .collect::<std::io::Result<_>>()?;
-            Ok((dir, entries))
+            let mut sigs = Vec::with_capacity(names.len() * PACKED_SIG);
+            for name in &names {
+                let sig = stat_at(fd.as_ref(), name)?;
+                if sig.is_some_and(|s| s.is_symlink() || s.mtime_ns >= now || s.ctime_ns >= now) {
+                    return Ok(None);
+                }
+                pack(&mut sigs, sig);
+            }
+            let names: Vec<String> = names.into_iter().collect();
+            Ok(Some((dir, names.join("\0"), sigs)))
         })
-        .collect()
+        .collect::<std::io::Result<Option<Vec<_>>>>()
 }
 
 /// The recorded outcome, when every recorded path still has its recorded status. `None`
@@ -359,39 +367,22 @@ pub fn store(repo: &Path, mut stamp: Stamp, key: &str, outputs: Vec<String>, out
     let written = (|| -> std::io::Result<bool> {
         let mut paths = input_paths(repo)?;
         paths.extend(outputs);
-        let groups = stat_all(repo, paths)?;
-        let trusted = groups.iter().flat_map(|(_, entries)| entries).all(|(_, s)| match s {
-            None => true,
-            // A symlink may point anywhere: its target's changes would go unseen.
-            Some(s) if s.is_symlink() => false,
-            Some(s) => s.mtime_ns < stamp.now && s.ctime_ns < stamp.now,
-        });
-        if !trusted {
+        let Some(groups) = stat_all(repo, paths, stamp.now)? else {
             return Ok(false);
-        }
+        };
         let carets = outcome
             .warnings
             .iter()
             .map(|w| w.location.as_ref().map(|l| (l.line_text.as_str(), l.text_column)))
             .collect();
         let outcome = serde_json::to_string(&outcome).map_err(std::io::Error::other)?;
-        // Each folder's names joined and statuses packed, as `Group` reads them.
-        let packed: Vec<(&str, String, Vec<u8>)> = groups
-            .iter()
-            .map(|(dir, entries)| {
-                let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
-                let mut sigs = Vec::with_capacity(entries.len() * PACKED_SIG);
-                entries.iter().for_each(|&(_, sig)| pack(&mut sigs, sig));
-                (dir.as_str(), names.join("\0"), sigs)
-            })
-            .collect();
         let record = Record {
             key,
             outcome: &outcome,
             carets,
-            groups: packed
+            groups: groups
                 .iter()
-                .map(|(dir, names, sigs)| (*dir, names.as_str(), sigs.as_slice()))
+                .map(|(dir, names, sigs)| (dir.as_str(), names.as_str(), sigs.as_slice()))
                 .collect(),
         };
         f.write_all(&postcard::to_stdvec(&record).map_err(std::io::Error::other)?)?;

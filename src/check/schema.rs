@@ -469,8 +469,7 @@ pub(crate) fn shown(v: &Value) -> String {
     cut
 }
 
-/// What a value is, as a message says it ("a string", "an integer").
-pub(crate) fn type_name(v: &Value) -> &'static str {
+fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -25,7 +25,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &BackupArgs) -> Result<ExitStat
 
 fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Result<ExitStatus> {
     // The validated model is enough: nothing is rendered or compared.
-    let resolved = match inputs::read(repo)? {
+    let resolved = match inputs::read(repo, &[])? {
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
         Ok(inputs) => match pipeline::resolve(&inputs, &SelectArgs::default(), &mut pipeline::ParseCache::default()) {
             Err(d) => return Ok(report_invalid(printer, Format::Human, d)),

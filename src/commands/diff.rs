@@ -11,7 +11,7 @@ use crate::tree;
 
 /// Runs `diff`.
 pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitStatus> {
-    let rendered = match inputs::read(repo)? {
+    let rendered = match inputs::read(repo, &select.tenants)? {
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
         Ok(inputs) => match pipeline::run(
             &inputs,

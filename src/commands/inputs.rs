@@ -35,7 +35,7 @@ pub struct Inputs {
     /// The input hash recorded in each tenant overlay whose file list is intact.
     pub overlay_hashes: BTreeMap<String, String>,
     /// The tenants rendered before: the folders in `overlays/tenants/`. `--tenant` may name one
-    /// whose file is gone, to render its deletion.
+    /// whose file is gone, to render its deletion; read from disk only when tenants are named.
     pub rendered: BTreeSet<String>,
 }
 
@@ -178,21 +178,25 @@ fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>>
     if name.starts_with('.') {
         return Ok(None);
     }
-    let lower = name.to_ascii_lowercase();
-    if !(name.ends_with(".yml") || name.ends_with(".yaml")) && (lower.ends_with(".yml") || lower.ends_with(".yaml")) {
-        let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
-        return Ok(Some(Entry::Problem(
-            Diagnostic::error(format!("`{rel}` ends in `.{ext}`"))
-                .in_file(rel.clone())
-                .with_hint(format!(
-                    "tenant files end in `.yaml`, lower-case, as tenant names are: rename it to `tenants/{}.yaml`",
-                    stem.to_ascii_lowercase()
-                )),
-        )));
-    }
-    if !(name.ends_with(".yml") || name.ends_with(".yaml")) {
-        let meta = fs_err::symlink_metadata(&path)?;
-        if !meta.is_dir() {
+    if !is_yaml_name(name) {
+        // `Acme.YAML`: a tenant file in the wrong case, which would otherwise be skipped.
+        let any_case = |suffix: &str| {
+            let (name, suffix) = (name.as_bytes(), suffix.as_bytes());
+            name.len() > suffix.len() && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+        };
+        if any_case(".yaml") || any_case(".yml") {
+            let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+            return Ok(Some(Entry::Problem(
+                Diagnostic::error(format!("`{rel}` ends in `.{ext}`"))
+                    .in_file(rel.clone())
+                    .with_hint(format!(
+                        "tenant files end in `.yaml`, lower-case, as tenant names are: rename it to `tenants/{}.yaml`",
+                        stem.to_ascii_lowercase()
+                    )),
+            )));
+        }
+        // A folder that holds YAML files (see `nested`); anything else is not the tool's.
+        if !fs_err::symlink_metadata(&path)?.is_dir() {
             return Ok(None);
         }
         return Ok(first_yaml(&path, 8).map(|first| Entry::Problem(nested(&rel, &first))));
@@ -220,8 +224,9 @@ fn read_entry(repo_root: &Path, dir: &Path, name: &str) -> Result<Option<Entry>>
     Ok(Some(Entry::Tenant((rel, stem.to_string(), bytes))))
 }
 
-/// Reads the repository's inputs. `Ok(Err(..))` is a user error (no kaas.yaml).
-pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>> {
+/// Reads the repository's inputs. `Ok(Err(..))` is a user error (no kaas.yaml). `named`: the
+/// tenants named with `--tenant`, for which the rendered overlays are listed.
+pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>> {
     let platform_path = repo.join(PLATFORM_PATH);
     if !repo.is_dir() {
         return Ok(Err(vec![
@@ -281,13 +286,15 @@ pub fn read(repo: &Path) -> Result<std::result::Result<Inputs, Vec<Diagnostic>>>
         .par_iter()
         .filter_map(|(_, stem, _)| overlay_hash(repo, stem).map(|h| (stem.clone(), h)))
         .collect();
-    let rendered = match std::fs::read_dir(repo.join("overlays/tenants")) {
-        Ok(entries) => entries
+    // Not listed for a plain render, which does not need the 1,000 folders of a fleet.
+    let listing = (!named.is_empty()).then(|| std::fs::read_dir(repo.join("overlays/tenants")));
+    let rendered = match listing {
+        Some(Ok(entries)) => entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().into_string().ok())
             .collect(),
-        Err(_) => BTreeSet::new(),
+        _ => BTreeSet::new(),
     };
     Ok(Ok(Inputs {
         overlay_hashes,

@@ -90,7 +90,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
     reason = "a one-off tuple, named by the bindings at the call"
 )]
 fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Diagnostic>>> {
-    let inputs = match inputs::read(repo)? {
+    let inputs = match inputs::read(repo, &[])? {
         Ok(i) => i,
         Err(d) => return Ok(Err(d)),
     };

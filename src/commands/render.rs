@@ -55,7 +55,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     select.full |= args.check;
     // Tenant files parsed by an earlier run are not parsed again (see tenant_cache); the cache
     // is read while the inputs are.
-    let (inputs, known) = rayon::join(|| inputs::read(repo), || TenantCache::load(repo));
+    let (inputs, known) = rayon::join(|| inputs::read(repo, &args.select.tenants), || TenantCache::load(repo));
     let inputs = match inputs? {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),
         Ok(inputs) => inputs,

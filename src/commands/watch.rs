@@ -134,7 +134,7 @@ fn try_render(
     cache: &mut ParseCache,
     started: Instant,
 ) -> Result<()> {
-    let inputs = match inputs::read(repo)? {
+    let inputs = match inputs::read(repo, &[])? {
         Ok(i) => i,
         Err(mut d) => {
             diagnostics::sort(&mut d);

@@ -3,6 +3,9 @@
 //! them, so a file with three typos gets three errors in one run, each at its field. Only run on
 //! a file serde refused, so a valid fleet never pays for it.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
 use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
@@ -10,7 +13,7 @@ use schemars::JsonSchema;
 use serde_json::{Value, json};
 
 use crate::check::schema::{dotted, fields_at, shown};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Location};
 use crate::spec::source::{Pos, Source, child_path};
 
 /// Every shape error of the file, in our words, at its field. Empty when the text does not read
@@ -19,27 +22,23 @@ pub fn errors<T: JsonSchema>(source: &Source, options: serde_saphyr::Options) ->
     let Ok(instance) = serde_saphyr::from_str_with_options::<Value>(&source.text, options) else {
         return Vec::new();
     };
-    // Inlined, so a schema path is a plain pointer into it (for the keys valid at a place).
-    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value();
-    if let Some(d) = whole_file(source, &schema, &instance) {
-        return vec![d];
-    }
-    integer_ranges(&mut schema);
-    let Ok(validator) = jsonschema::validator_for(&schema) else {
+    let Some(compiled) = compiled::<T>() else {
         return Vec::new();
     };
-    let found: Vec<ValidationError<'_>> = validator.iter_errors(&instance).collect();
+    let schema = &compiled.schema;
+    let kind = file_kind(schema);
+    if let Some(d) = whole_file(source, kind, &instance) {
+        return vec![d];
+    }
+    let found: Vec<ValidationError<'_>> = compiled.validator.iter_errors(&instance).collect();
     let mut leaves = Vec::new();
     for e in &found {
-        leaves.extend(leaves_of(e, &schema));
+        leaves.extend(leaves_of(e, schema));
     }
     let ctx = Context {
         source,
-        schema: &schema,
+        schema,
+        kind,
         typos: typos(&leaves),
     };
     let mut out: Vec<Diagnostic> = leaves.iter().flat_map(|leaf| ctx.diagnostics(leaf)).collect();
@@ -48,27 +47,62 @@ pub fn errors<T: JsonSchema>(source: &Source, options: serde_saphyr::Options) ->
     out
 }
 
-/// What is wrong with the file as a whole, when it is: empty, not a mapping, or another kind of
-/// file (a platform file among the tenants): one error, instead of one per field.
-fn whole_file(source: &Source, schema: &Value, instance: &Value) -> Option<Diagnostic> {
-    let start = || {
-        let len = source.len_at(1, 1).unwrap_or(1);
-        Some(source.location(Pos {
-            line: 1,
-            column: 1,
-            len,
-        }))
-    };
-    let expected = match schema.get("title").and_then(Value::as_str) {
+/// A type's schema, inlined (so a schema path is a plain pointer into it, for the keys valid
+/// at a place) and with integer ranges, and its validator: built once per type and run, as a
+/// fleet can have many refused files.
+struct Compiled {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+fn compiled<T: JsonSchema>() -> Option<Arc<Compiled>> {
+    static BUILT: LazyLock<Mutex<HashMap<String, Option<Arc<Compiled>>>>> = LazyLock::new(Mutex::default);
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    built
+        .entry(T::schema_name().into_owned())
+        .or_insert_with(|| {
+            let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+                .with(|s| s.inline_subschemas = true)
+                .into_generator()
+                .into_root_schema_for::<T>()
+                .to_value();
+            integer_ranges(&mut schema);
+            let validator = jsonschema::validator_for(&schema).ok()?;
+            Some(Arc::new(Compiled { schema, validator }))
+        })
+        .clone()
+}
+
+/// The `kind` a spec file of this schema holds; `None` for kaas.lock, which has none.
+fn file_kind(schema: &Value) -> Option<&'static str> {
+    match schema.get("title").and_then(Value::as_str) {
         Some("TenantFile") => Some("Tenant"),
         Some("PlatformFile") => Some("Platform"),
         _ => None,
-    };
+    }
+}
+
+/// The hint for a file kaas-gitops writes itself (kaas.lock).
+const REWRITE: &str = "kaas-gitops writes this file: delete it and run `kaas-gitops render` (and `pin`) again";
+
+/// The file's first line, where an error about the whole file points.
+fn first_line(source: &Source) -> Location {
+    let len = source.len_at(1, 1).unwrap_or(1);
+    source.location(Pos {
+        line: 1,
+        column: 1,
+        len,
+    })
+}
+
+/// What is wrong with the file as a whole, when it is: empty, not a mapping, or another kind of
+/// file (a platform file among the tenants): one error, instead of one per field.
+fn whole_file(source: &Source, expected: Option<&str>, instance: &Value) -> Option<Diagnostic> {
     let shape_hint = match expected {
         Some(kind) => format!(
             "a {kind} file is a mapping of `apiVersion`, `kind: {kind}`, `metadata` and `spec`; `kaas-gitops init` writes an example"
         ),
-        None => "kaas-gitops writes this file: delete it and run `kaas-gitops render` (and `pin`) again".to_string(),
+        None => REWRITE.to_string(),
     };
     match instance {
         Value::Null => Some(
@@ -94,7 +128,7 @@ fn whole_file(source: &Source, schema: &Value, instance: &Value) -> Option<Diagn
         }
         other => Some(
             Diagnostic::error(format!("the file is {}, not a mapping of keys", described(other)))
-                .at(start())
+                .at(Some(first_line(source)))
                 .in_file(source.path.clone())
                 .with_hint(shape_hint),
         ),
@@ -196,6 +230,8 @@ fn closest(word: &str, candidates: &[String]) -> Option<String> {
 struct Context<'a> {
     source: &'a Source,
     schema: &'a Value,
+    /// See `file_kind`.
+    kind: Option<&'static str>,
     typos: Vec<(String, String, String)>,
 }
 
@@ -236,13 +272,8 @@ impl Context<'_> {
                     return Vec::new();
                 }
                 let d = if path.is_empty() {
-                    let len = source.len_at(1, 1).unwrap_or(1);
                     Diagnostic::error(format!("missing field `{missing}`"))
-                        .at(Some(source.location(Pos {
-                            line: 1,
-                            column: 1,
-                            len,
-                        })))
+                        .at(Some(first_line(source)))
                         .in_file(source.path.clone())
                 } else {
                     source.key_error(&path, format!("missing field `{missing}` in `{path}`"))
@@ -250,11 +281,10 @@ impl Context<'_> {
                 vec![d.field(child_path(&path, missing)).with_hint(self.required_hint())]
             }
             ValidationErrorKind::Type { kind } => {
-                let mut wants: Vec<&str> = match kind {
-                    TypeKind::Single(t) => vec![wanted(&t.to_string())],
-                    TypeKind::Multiple(ts) => ts.iter().map(|t| wanted(&t.to_string())).collect(),
+                let wants: Vec<&str> = match kind {
+                    TypeKind::Single(t) => wanted(&t.to_string()).into_iter().collect(),
+                    TypeKind::Multiple(ts) => ts.iter().filter_map(|t| wanted(&t.to_string())).collect(),
                 };
-                wants.retain(|w| *w != "empty");
                 vec![self.type_error(&path, &key, &wants, value)]
             }
             ValidationErrorKind::Constant { expected_value } => vec![
@@ -287,10 +317,9 @@ impl Context<'_> {
                     .filter_map(|b| match b.kind() {
                         ValidationErrorKind::Type {
                             kind: TypeKind::Single(t),
-                        } => Some(wanted(&t.to_string())),
+                        } => wanted(&t.to_string()),
                         _ => None,
                     })
-                    .filter(|w| *w != "empty")
                     .collect();
                 if wants.is_empty() {
                     vec![source.error(
@@ -322,10 +351,9 @@ impl Context<'_> {
     }
 
     fn required_hint(&self) -> &'static str {
-        if self.source.path.ends_with("kaas.lock") {
-            "kaas-gitops writes this file: delete it and run `kaas-gitops render` (and `pin`) again"
-        } else {
-            "add the field; `kaas-gitops schema` lists what each block requires"
+        match self.kind {
+            None => REWRITE,
+            Some(_) => "add the field; `kaas-gitops schema` lists what each block requires",
         }
     }
 
@@ -415,15 +443,16 @@ fn described(v: &Value) -> String {
     }
 }
 
-/// A JSON Schema type as a user reads it.
-fn wanted(t: &str) -> &'static str {
+/// A JSON Schema type as a user reads it; `None` for `null` (an optional field may be left
+/// empty, which no message needs to offer).
+fn wanted(t: &str) -> Option<&'static str> {
     match t {
-        "integer" => "a whole number",
-        "number" => "a number",
-        "boolean" => "true or false",
-        "string" => "a string",
-        "array" => "a list",
-        "object" => "a mapping",
-        _ => "empty",
+        "integer" => Some("a whole number"),
+        "number" => Some("a number"),
+        "boolean" => Some("true or false"),
+        "string" => Some("a string"),
+        "array" => Some("a list"),
+        "object" => Some("a mapping"),
+        _ => None,
     }
 }
