@@ -14,7 +14,8 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
+
+import loopback  # sibling module: the script's folder is on sys.path
 import time
 import urllib.parse
 
@@ -86,15 +87,4 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-
-
-def stop_with_the_test():
-    """Stops when standard input ends: the test dropped its handle, or died."""
-    sys.stdin.read()
-    server.shutdown()
-
-
-threading.Thread(target=stop_with_the_test, daemon=True).start()
-server.serve_forever()
+loopback.serve(Handler)

@@ -1,0 +1,19 @@
+"""What the test HTTP servers share: serve on a free port of 127.0.0.1, print the port for the
+test to read, and stop when standard input ends (the test dropped its handle, or died), so a
+failed test leaves no server behind."""
+
+import http.server
+import sys
+import threading
+
+
+def serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    print(server.server_address[1], flush=True)
+
+    def stop_with_the_test():
+        sys.stdin.read()
+        server.shutdown()
+
+    threading.Thread(target=stop_with_the_test, daemon=True).start()
+    server.serve_forever()
