@@ -1,0 +1,232 @@
+"""The management cluster on loopback: etcd -> kube-apiserver -> kube-controller-manager, the
+upstream CRDs, and the Flux controllers (source, kustomize, helm) as local processes.
+
+Every process runs in its own process group and is stopped by Cluster.stop() (called from the
+driver's finally and atexit, whatever happened). Logs stay in <work>/logs/<name>.log.
+"""
+import json, os, signal, socket, subprocess, time, glob, urllib.request, ssl
+
+SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared"))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+class Cluster:
+    def __init__(self, work, bin_dir, gomodcache):
+        self.work, self.bin, self.gomodcache = work, bin_dir, gomodcache
+        self.logs = os.path.join(work, "logs")
+        os.makedirs(self.logs, exist_ok=True)
+        self.procs = {}  # name -> Popen
+        self.kubeconfig = os.path.join(work, "admin.kubeconfig")
+
+    # ---- processes -------------------------------------------------------------------------
+    def spawn(self, name, argv, env=None):
+        log = open(os.path.join(self.logs, name + ".log"), "w")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                             env={**os.environ, **(env or {})}, cwd=self.work)
+        self.procs[name] = p
+        return p
+
+    def check_alive(self):
+        dead = [f"{n} (exit {p.returncode})" for n, p in self.procs.items() if p.poll() is not None]
+        if dead:
+            raise RuntimeError("process died: " + ", ".join(dead))
+
+    def stop(self):
+        # Reverse start order: controllers first, etcd last.
+        for name, p in reversed(list(self.procs.items())):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.time() + 10
+        for name, p in self.procs.items():
+            try:
+                p.wait(timeout=max(0.1, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        self.procs.clear()
+
+    def tail_logs(self, n=40):
+        out = []
+        for f in sorted(glob.glob(os.path.join(self.logs, "*.log"))):
+            lines = open(f, errors="replace").read().splitlines()[-n:]
+            out.append(f"---- {f} (last {len(lines)} lines)\n" + "\n".join(lines))
+        return "\n".join(out)
+
+    def wait_for(self, what, fn, timeout=120, interval=0.5):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            self.check_alive()
+            try:
+                r = fn()
+                if r:
+                    return r
+            except Exception as e:  # noqa: BLE001 - report the last error on timeout
+                last = e
+            time.sleep(interval)
+        raise TimeoutError(f"timed out after {timeout}s waiting for {what}" + (f": {last}" if last else ""))
+
+    # ---- certificates ----------------------------------------------------------------------
+    def certs(self):
+        d = os.path.join(self.work, "pki")
+        os.makedirs(d, exist_ok=True)
+        o = lambda *a: sh(["openssl", *a], cwd=d)  # noqa: E731
+        o("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+          "-days", "2", "-subj", "/CN=e2e-ca")
+        open(os.path.join(d, "server.ext"), "w").write(
+            "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+            "DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n")
+        open(os.path.join(d, "client.ext"), "w").write("extendedKeyUsage=clientAuth\n")
+        for name, subj, ext in (("server", "/CN=kube-apiserver", "server.ext"),
+                                ("admin", "/O=system:masters/CN=e2e-admin", "client.ext")):
+            o("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subj)
+            o("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+              "-out", f"{name}.crt", "-days", "2", "-extfile", ext)
+        o("genrsa", "-out", "sa.key", "2048")
+        o("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+        self.pki = d
+
+    # ---- control plane ---------------------------------------------------------------------
+    def start_control_plane(self):
+        self.certs()
+        p = self.pki
+        client, peer = free_port(), free_port()
+        self.spawn("etcd", [f"{self.bin}/etcd", "--name", "e2e", "--data-dir", os.path.join(self.work, "etcd"),
+                            "--listen-client-urls", f"http://127.0.0.1:{client}",
+                            "--advertise-client-urls", f"http://127.0.0.1:{client}",
+                            "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                            "--initial-cluster", f"e2e=http://127.0.0.1:{peer}",
+                            "--unsafe-no-fsync", "--quota-backend-bytes", str(4 << 30),
+                            "--listen-metrics-urls", f"http://127.0.0.1:{free_port()}"])
+        self.wait_for("etcd /health", lambda: b'"health":"true"' in urllib.request.urlopen(
+            f"http://127.0.0.1:{client}/health", timeout=2).read(), timeout=30)
+
+        self.api_port = free_port()
+        self.spawn("kube-apiserver", [
+            f"{self.bin}/kube-apiserver", f"--etcd-servers=http://127.0.0.1:{client}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.api_port}",
+            f"--tls-cert-file={p}/server.crt", f"--tls-private-key-file={p}/server.key",
+            f"--client-ca-file={p}/ca.crt", "--authorization-mode=Node,RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-account-key-file={p}/sa.pub", f"--service-account-signing-key-file={p}/sa.key",
+            "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
+            f"--cert-dir={self.work}/apiserver-certs", "--enable-priority-and-fairness=false",
+            "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"])
+        server = f"https://127.0.0.1:{self.api_port}"
+        cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "e2e",
+               "clusters": [{"name": "e2e", "cluster": {"server": server, "certificate-authority": f"{p}/ca.crt"}}],
+               "users": [{"name": "admin", "user": {"client-certificate": f"{p}/admin.crt", "client-key": f"{p}/admin.key"}}],
+               "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "admin"}}]}
+        json.dump(cfg, open(self.kubeconfig, "w"))
+        ctx = ssl.create_default_context(cafile=f"{p}/ca.crt")
+        ctx.load_cert_chain(f"{p}/admin.crt", f"{p}/admin.key")
+        self.wait_for("kube-apiserver /readyz", lambda: urllib.request.urlopen(
+            server + "/readyz", context=ctx, timeout=2).status == 200, timeout=90)
+        self.version = json.loads(urllib.request.urlopen(server + "/version", context=ctx, timeout=5).read())
+
+        self.spawn("kube-controller-manager", [
+            f"{self.bin}/kube-controller-manager", f"--kubeconfig={self.kubeconfig}",
+            f"--authentication-kubeconfig={self.kubeconfig}", f"--authorization-kubeconfig={self.kubeconfig}",
+            "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--leader-elect=false",
+            f"--service-account-private-key-file={p}/sa.key", f"--root-ca-file={p}/ca.crt",
+            "--use-service-account-credentials=false", "--controllers=*",
+            f"--cert-dir={self.work}/kcm-certs"])
+
+    def kubectl(self, *args, input=None, check=True):
+        r = subprocess.run(["kubectl", f"--kubeconfig={self.kubeconfig}", *args], input=input,
+                           capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout if check else r
+
+    def get(self, *args):
+        return json.loads(self.kubectl("get", "-o", "json", *args))
+
+    # ---- CRDs ------------------------------------------------------------------------------
+    def crd_files(self):
+        files = {}
+        # Flux's own CRDs from the controllers' modules (their config/crd/bases at the built tags;
+        # shared/crds has only some of them, and source-controller also needs HelmChart, Bucket,
+        # ExternalArtifact to start).
+        for mod in ("source-controller@v1.9.1", "kustomize-controller@v1.9.4", "helm-controller@v1.6.3"):
+            for f in glob.glob(os.path.join(self.gomodcache, "github.com/fluxcd", mod, "config/crd/bases/*.yaml")):
+                files[os.path.basename(f)] = f
+        # The upstream CRDs of ../shared/crds (authoritative where both have one).
+        for f in glob.glob(os.path.join(SHARED, "crds", "*", "*.yaml")):
+            group = os.path.basename(os.path.dirname(f))
+            files[f"{group}_{os.path.basename(f)}"] = f
+        return sorted(files.values())
+
+    def install_crds(self):
+        """Installs every CRD with only its storage version and without conversion webhooks (no
+        webhook servers run here). Returns the list of (kind, storage version)."""
+        installed = []
+        docs = []
+        for f in self.crd_files():
+            crd = json.loads(self.kubectl("create", "--dry-run=client", "-o", "json", "-f", f))
+            spec = crd["spec"]
+            spec["versions"] = [v for v in spec["versions"] if v.get("storage")]
+            spec["versions"][0]["served"] = True
+            spec.pop("conversion", None)
+            crd["metadata"].pop("creationTimestamp", None)
+            docs.append(crd)
+            installed.append((spec["names"]["kind"], spec["group"], spec["versions"][0]["name"]))
+        # One list per call keeps the request count low.
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+        return installed
+
+    # ---- Flux ------------------------------------------------------------------------------
+    def start_flux(self):
+        self.kubectl("create", "namespace", "flux-system")
+        self.storage_port = free_port()
+        env = {"KUBECONFIG": self.kubeconfig, "RUNTIME_NAMESPACE": "flux-system"}
+        common = ["--enable-leader-election=false", "--log-level=info", "--log-encoding=console",
+                  "--watch-all-namespaces=true"]
+
+        def ports():
+            return [f"--metrics-addr=127.0.0.1:{free_port()}", f"--health-addr=127.0.0.1:{free_port()}"]
+
+        self.spawn("source-controller", [
+            f"{self.bin}/source-controller", *common, *ports(),
+            f"--storage-path={self.work}/artifacts", f"--storage-addr=127.0.0.1:{self.storage_port}",
+            f"--storage-adv-addr=127.0.0.1:{self.storage_port}"], env)
+        self.spawn("kustomize-controller", [
+            f"{self.bin}/kustomize-controller", *common, *ports(), "--concurrent=8",
+            "--requeue-dependency=5s"], env)
+        self.spawn("helm-controller", [
+            f"{self.bin}/helm-controller", *common, *ports(), "--concurrent=4",
+            "--requeue-dependency=5s"], env)
+
+    def bootstrap(self, git_url, interval="1m"):
+        """The GitRepository and root Kustomization a `flux bootstrap` creates (path ./flux)."""
+        objs = [
+            {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+             "metadata": {"name": "flux-system", "namespace": "flux-system"},
+             "spec": {"interval": interval, "url": git_url, "ref": {"branch": "main"}}},
+            {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+             "metadata": {"name": "flux-system", "namespace": "flux-system"},
+             "spec": {"interval": "10m", "path": "./flux", "prune": True,
+                      "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
+        ]
+        self.kubectl("apply", "--server-side", "-f", "-",
+                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
