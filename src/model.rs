@@ -147,6 +147,8 @@ pub struct Platform {
     pub provider_config_secrets: BTreeMap<Provider, String>,
     /// Addon provider versions (`helm`: CAAPH).
     pub addon_providers: BTreeMap<String, String>,
+    /// IPAM providers and their releases (the in-cluster one whenever Proxmox is installed).
+    pub ipam_providers: BTreeMap<String, String>,
     /// The Nutanix cloud controller manager chart, when the platform installs the provider.
     pub nutanix_ccm_chart: Option<Chart>,
     /// ClusterClasses, when the platform defines any.
@@ -155,8 +157,12 @@ pub struct Platform {
     pub autoscaler_chart: Chart,
     /// The cluster-autoscaler image.
     pub autoscaler_image: ImageSpec,
+    /// The cluster-autoscaler image for tenants of a Kubernetes minor (`1.<minor>`).
+    pub autoscaler_images_by_minor: BTreeMap<u32, ImageSpec>,
     /// VIP pools as inclusive address ranges.
     pub vip_pools: Vec<(IpAddr, IpAddr)>,
+    /// What serves the control planes' `LoadBalancer` Services.
+    pub load_balancer: LoadBalancer,
     /// Shared DataStores tenants may name.
     pub data_stores: BTreeSet<String>,
     /// Registries served over plain HTTP.
@@ -220,6 +226,7 @@ impl Platform {
             &self.cp_provider_image,
             &self.autoscaler_image,
         ];
+        images.extend(self.autoscaler_images_by_minor.values());
         // Backup images only when backups are on, so `pin` does not pin what nothing renders.
         if let Some(b) = &self.backups {
             images.push(&b.image);
@@ -228,6 +235,13 @@ impl Platform {
             }
         }
         images
+    }
+
+    /// The cluster-autoscaler image for a tenant of Kubernetes `version`.
+    pub fn autoscaler_image_for(&self, version: KubeVersion) -> &ImageSpec {
+        self.autoscaler_images_by_minor
+            .get(&version.minor)
+            .unwrap_or(&self.autoscaler_image)
     }
 
     /// The namespace of an infrastructure provider's controller.
@@ -241,6 +255,12 @@ impl Platform {
             Provider::Packet => "capp-system",
             Provider::Aws => "capa-system",
         }
+    }
+
+    /// The namespace of an IPAM provider's controller (clusterctl's default:
+    /// `capi-ipam-<name>-system`).
+    pub fn ipam_namespace(name: &str) -> String {
+        format!("capi-ipam-{name}-system")
     }
 
     /// The namespace of an addon provider's controller.
@@ -265,8 +285,13 @@ pub struct Tenant {
     pub version: KubeVersion,
     /// Control plane replicas.
     pub cp_replicas: u32,
-    /// The datastore.
+    /// The datastore the control plane uses.
     pub datastore: DataStore,
+    /// A dedicated etcd kept running while the control plane uses a shared DataStore (before or
+    /// after a migration between the two): always a `DataStore::Dedicated`.
+    pub kept_etcd: Option<DataStore>,
+    /// Only the namespace, access and datastore are rendered: the first step of a deletion.
+    pub decommissioned: bool,
     /// The VIP, given or allocated.
     pub vip: Option<IpAddr>,
     /// Whether `vip` was allocated from the pool.
@@ -320,6 +345,14 @@ impl Tenant {
         format!("{}-etcd", self.name)
     }
 
+    /// The tenant's own etcd, in use or kept: a `DataStore::Dedicated`.
+    pub fn dedicated_etcd(&self) -> Option<&DataStore> {
+        match &self.datastore {
+            d @ DataStore::Dedicated { .. } => Some(d),
+            DataStore::Shared(_) => self.kept_etcd.as_ref(),
+        }
+    }
+
     /// The name of the DataStore the control plane uses.
     pub fn datastore_name(&self) -> String {
         match &self.datastore {
@@ -331,6 +364,18 @@ impl Tenant {
     /// The infrastructure provider.
     pub fn provider(&self) -> Provider {
         self.infrastructure.provider()
+    }
+
+    /// Whether the API server's load balancer chooses its own address, so no VIP can be given:
+    /// a Hetzner tenant's Service is an hcloud load balancer (placed by the
+    /// `load-balancer.hetzner.cloud/location` annotation), whose public address cannot be
+    /// requested (hcloud-cloud-controller-manager: `load-balancer.hetzner.cloud/ipv4` is
+    /// read-only). The Kamaji provider then copies the address Kamaji reports into the
+    /// KamajiControlPlane, CAPI into the Cluster and the provider into the HetznerCluster
+    /// (cluster-api-control-plane-provider-kamaji v0.20.0,
+    /// `controllers/kamajicontrolplane_controller_cluster_patch.go`).
+    pub fn address_chosen_by_load_balancer(&self) -> bool {
+        self.provider() == Provider::Hetzner
     }
 }
 
@@ -397,4 +442,34 @@ pub enum PoolSize {
         /// Maximum.
         max: u32,
     },
+}
+
+/// What serves `LoadBalancer` Services in the management cluster (`spec.loadBalancer.implementation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadBalancer {
+    /// MetalLB.
+    Metallb,
+    /// kube-vip's cloud provider.
+    KubeVip,
+    /// Cilium's LB IPAM.
+    Cilium,
+    /// A cloud load balancer that chooses the address.
+    Cloud,
+}
+
+impl LoadBalancer {
+    /// The Service annotation that asks for an address, when the implementation takes one.
+    /// Kamaji no longer sets `spec.loadBalancerIP` (clastix/kamaji commit 09a5b05,
+    /// `internal/resources/k8s_service_resource.go`); its docs
+    /// (`docs/content/getting-started/kamaji-generic.md`) pin the address with the load
+    /// balancer's own annotation. kube-vip's key is from kube-vip PR #528 (kube-vip-cloud-provider
+    /// v0.0.7), Cilium's from its LB IPAM documentation.
+    pub fn address_annotation(self) -> Option<&'static str> {
+        match self {
+            LoadBalancer::Metallb => Some("metallb.io/loadBalancerIPs"),
+            LoadBalancer::KubeVip => Some("kube-vip.io/loadbalancerIPs"),
+            LoadBalancer::Cilium => Some("lbipam.cilium.io/ips"),
+            LoadBalancer::Cloud => None,
+        }
+    }
 }

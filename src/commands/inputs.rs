@@ -13,6 +13,7 @@ use crate::diagnostics::Diagnostic;
 use crate::lock::LOCK_PATH;
 use crate::render::INPUT_HASH_PREFIX;
 use crate::spec::load::MAX_FILE_BYTES;
+use crate::validate::transitions::Deployed;
 
 /// The platform file's path.
 pub const PLATFORM_PATH: &str = "kaas.yaml";
@@ -37,6 +38,54 @@ pub struct Inputs {
     /// The tenants rendered before: the folders in `overlays/tenants/`. `--tenant` may name one
     /// whose file is gone, to render its deletion; read from disk only when tenants are named.
     pub rendered: BTreeSet<String>,
+    /// What the last render left of each tenant, for the transitions refused in one step.
+    pub deployed: BTreeMap<String, Deployed>,
+}
+
+/// What `overlays/tenants/<name>/` holds, from its file names and its control plane's
+/// `dataStoreName` (read only when it has its own etcd, the only case a transition needs it).
+fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Option<Vec<u8>>) -> Deployed {
+    let etcd = files.contains(&format!("helmrelease-{name}-etcd.yaml"));
+    let cluster = files.contains(&format!("cluster-{name}.yaml"));
+    let kcp = format!("kamajicontrolplane-{name}.yaml");
+    let datastore = if files.contains(&kcp) {
+        read(&kcp).and_then(|b| {
+            String::from_utf8_lossy(&b)
+                .lines()
+                .find_map(|l| l.trim_start().strip_prefix("dataStoreName: "))
+                .map(|v| v.trim().trim_matches('"').to_string())
+        })
+    } else {
+        None
+    };
+    Deployed {
+        cluster,
+        etcd,
+        datastore,
+    }
+}
+
+/// What the last render left on disk, per folder of `overlays/tenants/`.
+fn deployed_on_disk(repo: &Path) -> BTreeMap<String, Deployed> {
+    let Ok(entries) = std::fs::read_dir(repo.join("overlays/tenants")) else {
+        return BTreeMap::new();
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names
+        .par_iter()
+        .map(|name| {
+            let dir = repo.join("overlays/tenants").join(name);
+            let files: BTreeSet<String> = std::fs::read_dir(&dir)
+                .map(|es| es.flatten().filter_map(|e| e.file_name().into_string().ok()).collect())
+                .unwrap_or_default();
+            let d = deployed_of(name, &files, |f| read_bounded(&dir.join(f)).ok());
+            (name.clone(), d)
+        })
+        .collect()
 }
 
 /// The input hash in `overlays/tenants/<name>/kustomization.yaml`, when the folder holds exactly
@@ -297,6 +346,7 @@ pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs,
         _ => BTreeSet::new(),
     };
     Ok(Ok(Inputs {
+        deployed: deployed_on_disk(repo),
         overlay_hashes,
         rendered,
         platform,
@@ -363,6 +413,22 @@ impl Inputs {
                 .filter_map(|k| k.strip_prefix("overlays/tenants/")?.split_once('/'))
                 .map(|(name, _)| name.to_string())
                 .collect(),
+            deployed: {
+                let mut by_tenant: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+                for (name, file) in files
+                    .keys()
+                    .filter_map(|k| k.strip_prefix("overlays/tenants/")?.split_once('/'))
+                {
+                    by_tenant.entry(name.to_string()).or_default().insert(file.to_string());
+                }
+                by_tenant
+                    .iter()
+                    .map(|(name, names)| {
+                        let read = |f: &str| files.get(&format!("overlays/tenants/{name}/{f}")).cloned();
+                        (name.clone(), deployed_of(name, names, read))
+                    })
+                    .collect()
+            },
         })
     }
 }

@@ -41,6 +41,8 @@ pub struct Rendered {
 fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTreeMap<String, String> {
     let mut platform = Sha256::new();
     platform.update(env!("CARGO_PKG_VERSION").as_bytes());
+    // The rendering code's fingerprint (build.rs): a changed renderer re-renders every tenant.
+    platform.update(env!("KAAS_RENDER_CODE").as_bytes());
     platform.update(&inputs.platform);
     for spec in model.platform.images() {
         platform.update(images.get(spec).full().as_bytes());
@@ -223,7 +225,7 @@ pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> 
             );
         }
     }
-    let validated = validate::validate(&platform, &tenants, &lock);
+    let validated = validate::validate(&platform, &tenants, &lock, &inputs.deployed);
     let validated = match validated {
         Ok(v) if errs.is_empty() => v,
         Ok(_) => return Err(errs),

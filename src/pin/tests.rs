@@ -94,6 +94,10 @@ fn registry() -> Memory {
             "v1.35.0",
             "autoscaler",
         )
+        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.31.5", "autoscaler 1.31")
+        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.32.7", "autoscaler 1.32")
+        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.33.5", "autoscaler 1.33")
+        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.34.4", "autoscaler 1.34")
 }
 
 fn all() -> Request {
@@ -107,14 +111,15 @@ fn pins_every_image_once_and_keeps_vips() {
     lock.vips.insert("acme".into(), "10.0.0.1".parse().unwrap());
     let mut reg = registry();
     let out = plan(&p, &lock, &all(), &mut reg).unwrap();
-    assert_eq!(out.lock.images.len(), 7);
+    // Seven images, and the autoscaler once per Kubernetes minor of `tagsByMinor`.
+    assert_eq!(out.lock.images.len(), 11);
     assert_eq!(out.lock.vips, lock.vips);
     assert_eq!(
         out.lock.digest("docker.io/clastix/kamaji", "26.8.2-edge"),
         Some(Digest::of(b"kamaji 26.8.2").as_str())
     );
     assert!(out.entries.iter().all(|e| e.change == Change::New));
-    assert_eq!(reg.calls.len(), 7, "{:?}", reg.calls);
+    assert_eq!(reg.calls.len(), 11, "{:?}", reg.calls);
     assert!(reg.calls.iter().all(|c| c.starts_with("resolve")));
 }
 
@@ -140,7 +145,7 @@ fn update_re_resolves_and_reports_a_moved_digest() {
         images: vec![],
     };
     let out = plan(&p, &first.lock, &update, &mut reg).unwrap();
-    assert_eq!(reg.calls.len(), 7);
+    assert_eq!(reg.calls.len(), 11);
     let moved: Vec<_> = out.entries.iter().filter(|e| e.change == Change::Moved).collect();
     assert_eq!(moved.len(), 1);
     assert_eq!(moved[0].digest, Digest::of(b"rebuilt").as_str());
@@ -184,7 +189,7 @@ fn a_policy_picks_the_newest_allowed_edge_tag_and_sticks_until_update() {
             "resolve docker.io/clastix/kamaji:26.9.1-edge".to_string()
         ]
     );
-    assert_eq!(moved.lock.images.len(), 7);
+    assert_eq!(moved.lock.images.len(), 11);
 }
 
 #[test]

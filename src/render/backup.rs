@@ -139,17 +139,42 @@ rmdir "$staging"
 echo "restored $SNAPSHOT into $DATA_DIR as $MEMBER"
 "#;
 
-/// The Secret with the client certificate (`tls.crt`, `tls.key`) of a release in the chart's
-/// default mode (cfssl jobs), which kaas-gitops renders. (With `certManager.enabled` the chart
-/// names it `<release>-client-certs` instead; kaas-gitops never turns that on for etcd.)
-pub fn client_secret(release: &str) -> String {
-    format!("{release}-root-client-certs")
+/// How a kamaji-etcd release got its certificates, which decides the Secrets' names and keys
+/// (clastix/kamaji-etcd chart 0.17.0, `templates/_helpers.tpl`: `etcd.clientSecretName`,
+/// `etcd.caSecretName`, `etcd.certManager.clientCert`, `etcd.certManager.ca`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EtcdCerts {
+    /// The chart's default (`selfSignedCertificates.enabled: true`, cfssl jobs): the client
+    /// certificate in `<release>-root-client-certs`, the CA under `ca.crt` of `<release>-certs`.
+    /// A tenant's dedicated etcd, which kaas-gitops installs from the kamaji-etcd chart.
+    SelfSigned,
+    /// cert-manager (`certManager.enabled: true`): the client certificate in
+    /// `<release>-client-certs`, the CA certificate under `tls.crt` of `<release>-ca`. The kamaji
+    /// chart turns this on for its bundled etcd (clastix/kamaji 26.8.2-edge,
+    /// `charts/kamaji/values.yaml`: `kamaji-etcd.certManager.enabled: true`,
+    /// `selfSignedCertificates.enabled: false`), so the platform's `default` DataStore uses it.
+    CertManager,
 }
 
-/// The self-signed CA Secret, holding the CA certificate under `ca.crt` (and the CA key, so
-/// only `ca.crt` is mounted).
-pub fn ca_secret(release: &str) -> String {
-    format!("{release}-certs")
+impl EtcdCerts {
+    /// The Secret with the client certificate (`tls.crt`, `tls.key`).
+    pub fn client_secret(self, release: &str) -> String {
+        match self {
+            EtcdCerts::SelfSigned => format!("{release}-root-client-certs"),
+            EtcdCerts::CertManager => format!("{release}-client-certs"),
+        }
+    }
+
+    /// The Secret and key holding the CA certificate (the Secret also holds the CA's key, so
+    /// only this key is mounted).
+    pub fn ca(self, release: &str) -> (String, &'static str) {
+        match self {
+            EtcdCerts::SelfSigned => (format!("{release}-certs"), "ca.crt"),
+            // The kamaji-etcd DataStore reads its CA from this Secret's `tls.crt`
+            // (`templates/etcd_datastore.yaml`, cert-manager branch).
+            EtcdCerts::CertManager => (format!("{release}-ca"), "tls.crt"),
+        }
+    }
 }
 
 /// One kamaji-etcd release to back up.
@@ -165,16 +190,18 @@ pub struct Target {
     pub datastore: String,
     /// Schedule and retention.
     pub policy: BackupPolicy,
+    /// How its certificates were made.
+    pub certs: EtcdCerts,
 }
 
 impl Target {
     /// The dedicated etcd of `t`, when it is backed up.
     pub fn of_tenant(t: &Tenant) -> Option<Target> {
-        let DataStore::Dedicated {
+        let Some(DataStore::Dedicated {
             replicas,
             backup: Some(policy),
             ..
-        } = &t.datastore
+        }) = t.dedicated_etcd()
         else {
             return None;
         };
@@ -182,8 +209,10 @@ impl Target {
             release: t.etcd_release(),
             namespace: t.name.clone(),
             replicas: *replicas,
-            datastore: t.datastore_name(),
+            // The chart names the DataStore after the release (`datastore.name`).
+            datastore: t.etcd_release(),
             policy: policy.clone(),
+            certs: EtcdCerts::SelfSigned,
         })
     }
 
@@ -196,6 +225,7 @@ impl Target {
             replicas: p.default_datastore_replicas,
             datastore: DEFAULT_DATASTORE.to_string(),
             policy: b.policy.clone(),
+            certs: EtcdCerts::CertManager,
         })
     }
 
@@ -381,6 +411,7 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
         backups_mount.clone(),
     ];
     let snapshot_image = images.get(&b.image).full();
+    let (ca_secret, ca_key) = target.certs.ca(&target.release);
     let (init, main, backups_volume) = match &b.destination {
         BackupDestination::Pvc { .. } => (
             Node::Absent,
@@ -448,7 +479,7 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
                             "containers" => seq![main],
                             "volumes" => seq![
                                 map! {"name" => "client-cert", "secret" => map! {
-                                    "secretName" => client_secret(&target.release),
+                                    "secretName" => target.certs.client_secret(&target.release),
                                     "items" => seq![
                                         map! {"key" => "tls.crt", "path" => "tls.crt"},
                                         map! {"key" => "tls.key", "path" => "tls.key"},
@@ -456,8 +487,8 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
                                     "defaultMode" => 0o400u32,
                                 }},
                                 map! {"name" => "etcd-ca", "secret" => map! {
-                                    "secretName" => ca_secret(&target.release),
-                                    "items" => seq![map! {"key" => "ca.crt", "path" => "ca.crt"}],
+                                    "secretName" => ca_secret,
+                                    "items" => seq![map! {"key" => ca_key, "path" => "ca.crt"}],
                                     "defaultMode" => 0o444u32,
                                 }},
                                 backups_volume,
@@ -594,6 +625,7 @@ mod tests {
                 schedule: "0 */6 * * *".into(),
                 retention: 7,
             },
+            certs: EtcdCerts::SelfSigned,
         }
     }
 
@@ -616,8 +648,14 @@ mod tests {
     }
 
     #[test]
-    fn certificate_secrets_are_named_as_the_chart_names_them() {
-        assert_eq!(client_secret("acme-etcd"), "acme-etcd-root-client-certs");
-        assert_eq!(ca_secret("acme-etcd"), "acme-etcd-certs");
+    // clastix/kamaji-etcd chart 0.17.0, templates/_helpers.tpl and templates/etcd_datastore.yaml:
+    // self-signed (the chart's default) and cert-manager name the Secrets differently.
+    fn kamaji_etcd_secret_names_follow_how_the_chart_made_the_certificates() {
+        let s = EtcdCerts::SelfSigned;
+        assert_eq!(s.client_secret("acme-etcd"), "acme-etcd-root-client-certs");
+        assert_eq!(s.ca("acme-etcd"), ("acme-etcd-certs".to_string(), "ca.crt"));
+        let c = EtcdCerts::CertManager;
+        assert_eq!(c.client_secret("kamaji-etcd"), "kamaji-etcd-client-certs");
+        assert_eq!(c.ca("kamaji-etcd"), ("kamaji-etcd-ca".to_string(), "tls.crt"));
     }
 }

@@ -35,10 +35,46 @@ pub fn shard(tenant: &str, shards: u32) -> Option<String> {
     Some(format!("shard{}", n % shards + 1))
 }
 
+/// How soon Flux retries a Kustomization whose apply failed.
+const RETRY_INTERVAL: &str = "2m";
+
+/// The objects every tenant needs before its own objects can be applied: the Kamaji release
+/// (the TenantControlPlane and DataStore CRDs and Kamaji's webhooks) and the Kamaji control plane
+/// provider (the KamajiControlPlane CRD and its webhook). The platform Kustomization is Ready, and
+/// the tenants (which depend on it) proceed, once these are Ready; nothing else of the platform
+/// gates them.
+///
+/// Not `wait: true`: kustomize-controller v1.9.4 then waits for every applied object to be
+/// Current (kstatus), and the backup PersistentVolumeClaim stays InProgress until it is Bound,
+/// which with a WaitForFirstConsumer storage class is the first backup run, hours later; an
+/// infrastructure provider that never gets Ready would block every tenant of every provider.
+/// A tenant's infrastructure objects instead wait for their own provider through the apply's
+/// retries (`retryInterval`): until the provider installed its CRDs, Flux reports
+/// "no matches for kind" on that tenant only. (fluxcd/kustomize-controller v1.9.4,
+/// `internal/controller/kustomization_controller.go`: `checkDependencies` also requires the
+/// dependency to have applied the same source revision, so every commit waits for this gate.)
+fn platform_gate(model: &Model) -> Node {
+    let ns = &model.platform.kamaji_namespace;
+    Node::from(vec![
+        map! {
+            "apiVersion" => "helm.toolkit.fluxcd.io/v2",
+            "kind" => "HelmRelease",
+            "name" => crate::render::platform::KAMAJI_RELEASE,
+            "namespace" => ns,
+        },
+        map! {
+            "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
+            "kind" => "ControlPlaneProvider",
+            "name" => crate::render::platform::KAMAJI_RELEASE,
+            "namespace" => ns,
+        },
+    ])
+}
+
 /// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
-    let kustomization = |name: &str, path: String, depends: bool, wait: bool, labels: Node| Object {
+    let kustomization = |name: &str, path: String, depends: bool, health_checks: Node, labels: Node| Object {
         kind: "Kustomization",
         name: name.to_string(),
         body: map! {
@@ -49,8 +85,11 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 "interval" => &p.interval,
                 "path" => path,
                 "prune" => true,
-                "wait" => wait.then_some(true),
+                "healthChecks" => health_checks,
                 "timeout" => "10m",
+                // A failed apply (a provider's CRDs not there yet) is retried soon, not after
+                // the whole interval.
+                "retryInterval" => RETRY_INTERVAL,
                 "dependsOn" => depends.then(|| vec![map! {"name" => platform_kustomization_name()}]),
                 "sourceRef" => map! {
                     "kind" => &p.source_kind,
@@ -66,7 +105,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
             platform_kustomization_name(),
             "./overlays/platform".into(),
             false,
-            true,
+            platform_gate(model),
             map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
         ),
     )];
@@ -77,7 +116,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 &tenant_kustomization_name(&t.name),
                 format!("./overlays/tenants/{}", t.name),
                 true,
-                false,
+                Node::Absent,
                 map! {
                     "app.kubernetes.io/managed-by" => "kaas-gitops",
                     "kaas-gitops.dev/tenant" => &t.name,

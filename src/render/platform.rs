@@ -71,6 +71,7 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
             .map(|prov| Platform::provider_namespace(*prov).to_string()),
     );
     namespaces.extend(p.addon_providers.keys().map(|a| Platform::addon_namespace(a)));
+    namespaces.extend(p.ipam_providers.keys().map(|a| Platform::ipam_namespace(a)));
     namespaces.extend(p.topology.as_ref().map(|t| t.namespace.clone()));
     namespaces.sort();
     namespaces.dedup();
@@ -130,6 +131,18 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
                 "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
                 "kind" => "AddonProvider",
                 "metadata" => meta_labels(name, Some(&Platform::addon_namespace(name))),
+                "spec" => map! {"version" => version},
+            },
+        });
+    }
+    for (name, version) in &p.ipam_providers {
+        out.push(Object {
+            kind: "IPAMProvider",
+            name: name.clone(),
+            body: map! {
+                "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
+                "kind" => "IPAMProvider",
+                "metadata" => meta_labels(name, Some(&Platform::ipam_namespace(name))),
                 "spec" => map! {"version" => version},
             },
         });
@@ -205,9 +218,21 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
     }
 }
 
+/// The labels of the Kamaji control plane provider's pods. clastix/cluster-api-control-plane-
+/// provider-kamaji v0.20.0: `config/default/kustomization.yaml` adds `cluster.x-k8s.io/provider:
+/// kamaji` as a common label (selectors and pod templates included) and
+/// `config/manager/manager.yaml` labels the pod template `control-plane: controller-manager`.
+/// clusterctl's `control-plane-kamaji` label (cluster-api v1.14.0,
+/// `cmd/clusterctl/client/repository/components.go` `addCommonLabels`) goes on top-level objects
+/// only, never on pods, and cluster-api-operator adds no pod labels: a selector on it matches
+/// nothing.
+pub(crate) fn provider_pod_labels() -> Node {
+    map! {"cluster.x-k8s.io/provider" => "kamaji", "control-plane" => "controller-manager"}
+}
+
 fn control_plane_provider(p: &Platform, images: &Images) -> Object {
     let image = images.get(&p.cp_provider_image);
-    let selector = map! {"matchLabels" => map! {"cluster.x-k8s.io/provider" => "control-plane-kamaji"}};
+    let selector = map! {"matchLabels" => provider_pod_labels()};
     Object {
         kind: "ControlPlaneProvider",
         name: KAMAJI_RELEASE.into(),
@@ -221,13 +246,23 @@ fn control_plane_provider(p: &Platform, images: &Images) -> Object {
                     "replicas" => p.cp_provider_replicas,
                     "affinity" => map! {
                         "podAntiAffinity" => map! {
-                            "preferredDuringSchedulingIgnoredDuringExecution" => seq![map! {
-                                "weight" => 100u32,
-                                "podAffinityTerm" => map! {
-                                    "topologyKey" => "topology.kubernetes.io/zone",
-                                    "labelSelector" => selector,
+                            // Spread over zones first, then at least over nodes.
+                            "preferredDuringSchedulingIgnoredDuringExecution" => seq![
+                                map! {
+                                    "weight" => 100u32,
+                                    "podAffinityTerm" => map! {
+                                        "topologyKey" => "topology.kubernetes.io/zone",
+                                        "labelSelector" => selector.clone(),
+                                    },
                                 },
-                            }],
+                                map! {
+                                    "weight" => 50u32,
+                                    "podAffinityTerm" => map! {
+                                        "topologyKey" => "kubernetes.io/hostname",
+                                        "labelSelector" => selector,
+                                    },
+                                },
+                            ],
                         },
                     },
                     "containers" => seq![map! {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Component, DataStore, Platform, Tenant};
+use crate::model::{Component, DataStore, Platform, ServiceType, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::platform::{chart_spec, etcd_chart_images};
@@ -27,16 +27,20 @@ pub fn tmeta(t: &Tenant, name: &str) -> Node {
 pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     let mut out = vec![namespace(t)];
     out.extend(access(t));
-    if let DataStore::Dedicated { .. } = t.datastore {
+    if t.dedicated_etcd().is_some() {
         out.push(etcd_release(p, images, t));
     }
     out.extend(crate::render::backup::tenant_objects(p, images, t));
+    if t.decommissioned {
+        // The cluster goes first, while its datastore still serves Kamaji's cleanup.
+        return out;
+    }
     match &t.topology {
         // The class's templates make the control plane, infrastructure cluster and pools.
         Some(topo) => out.push(topology::cluster(p, t, topo)),
         None => {
             out.push(cluster(t));
-            out.push(control_plane(t));
+            out.push(control_plane(p, t));
             out.push(providers::cluster_object(t));
             for pool in &t.pools {
                 out.extend(workers::pool_objects(t, pool));
@@ -111,12 +115,12 @@ fn access(t: &Tenant) -> Vec<Object> {
 }
 
 fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
-    let DataStore::Dedicated {
+    let Some(DataStore::Dedicated {
         replicas,
         storage,
         storage_class,
         ..
-    } = &t.datastore
+    }) = t.dedicated_etcd()
     else {
         unreachable!("called for dedicated datastores only")
     };
@@ -136,6 +140,18 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
     helm_release(p, t, name, &p.etcd_chart, values)
 }
 
+/// Retry a failed install or upgrade every few minutes, for ever, and never uninstall in
+/// between. A tenant's releases start before what they need exists: the autoscaler mounts the
+/// `<tenant>-kubeconfig` Secret as a required volume (cluster-autoscaler chart 9.59.0,
+/// `templates/deployment.yaml`), which appears only once the control plane is up. With the
+/// default strategy (`RemediateOnFailure`, `retries: 3`) helm-controller v1.6.3 gives up after
+/// the retries and leaves the release Stalled until its spec changes; and its remediation
+/// uninstalls, which for an etcd release would delete its volumes' claims' owner.
+/// (fluxcd/helm-controller v1.6.3 `api/v2/helmrelease_types.go`: `Strategy`, `RetryOnFailure`.)
+fn retry_on_failure() -> Node {
+    map! {"strategy" => map! {"name" => "RetryOnFailure", "retryInterval" => "2m"}}
+}
+
 /// A HelmRelease in the tenant's namespace; `name` is also the Helm release name.
 fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Chart, values: Node) -> Object {
     Object {
@@ -148,8 +164,8 @@ fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Ch
                 "interval" => &p.interval,
                 "releaseName" => &name,
                 "chart" => chart_spec(p, chart),
-                "install" => map! {"remediation" => map! {"retries" => 3u32}},
-                "upgrade" => map! {"remediation" => map! {"retries" => 3u32}},
+                "install" => retry_on_failure(),
+                "upgrade" => retry_on_failure(),
                 "values" => values,
             },
         },
@@ -220,10 +236,17 @@ fn component(c: &Component) -> Node {
     .or_absent()
 }
 
-fn control_plane(t: &Tenant) -> Object {
+fn control_plane(p: &Platform, t: &Tenant) -> Object {
     let enabled = |on: bool| if on { Node::Map(Vec::new()) } else { Node::Absent };
     let wiring = providers::control_plane(&t.infrastructure);
     let mut service_annotations = t.service_annotations.clone();
+    // The VIP reaches the load balancer only through its annotation: Kamaji declares the
+    // address (certificates, kubeconfig, endpoints) but no longer asks the Service for it.
+    if let (Some(vip), Some(key), ServiceType::LoadBalancer) =
+        (t.vip, p.load_balancer.address_annotation(), t.service_type)
+    {
+        service_annotations.insert(key.to_string(), vip.to_string());
+    }
     for (k, v) in &wiring.service_annotations {
         service_annotations.insert((*k).to_string(), v.clone());
     }
@@ -274,7 +297,7 @@ fn control_plane(t: &Tenant) -> Object {
 
 fn autoscaler(p: &Platform, images: &Images, t: &Tenant) -> Object {
     let name = format!("{}-autoscaler", t.name);
-    let image = images.get(&p.autoscaler_image);
+    let image = images.get(p.autoscaler_image_for(t.version));
     let values = map! {
         "fullnameOverride" => &name,
         "cloudProvider" => "clusterapi",

@@ -184,12 +184,20 @@ fn machine_deployment(
                             "kind" => infra_kind,
                             "name" => infra_name,
                         },
+                        // A node whose tenant API no longer answers (a pool removed while the
+                        // control plane is down) would otherwise be drained for ever: the
+                        // default 0 means no limit (cluster-api v1.14.0, MachineDeployment
+                        // `spec.template.spec.deletion.nodeDrainTimeoutSeconds`).
+                        "deletion" => map! {"nodeDrainTimeoutSeconds" => NODE_DRAIN_TIMEOUT_SECONDS},
                     },
                 },
             },
         },
     }
 }
+
+/// How long Cluster API drains a worker before deleting its machine anyway.
+pub(crate) const NODE_DRAIN_TIMEOUT_SECONDS: u32 = 600;
 
 /// Min/max as strings, and the capacity cluster-autoscaler needs to scale an empty pool.
 pub(crate) fn autoscaler_annotations(pool: &Pool, min: u32, max: u32) -> Node {

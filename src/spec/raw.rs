@@ -100,6 +100,11 @@ pub struct TenantSpec {
     /// SSH public keys put on every node.
     #[serde(default)]
     pub ssh_authorized_keys: Vec<String>,
+    /// The first step of deleting a tenant: its cluster (control plane, machines, autoscaler)
+    /// is removed while its namespace and datastore stay, so Kamaji and Cluster API can finish
+    /// their cleanup; the tenant file is deleted afterwards.
+    #[serde(default)]
+    pub decommissioned: bool,
 }
 
 /// `spec.kubernetes`.
@@ -140,7 +145,9 @@ pub struct ControlPlane {
 pub struct DataStore {
     /// An own kamaji-etcd release and DataStore, both named `<tenant>-etcd`.
     pub dedicated: Option<Dedicated>,
-    /// The name of a DataStore the platform declares in `spec.dataStores`.
+    /// The name of a DataStore the platform declares in `spec.dataStores`. Given together with
+    /// `dedicated`, the control plane uses this one while the dedicated etcd keeps running: the
+    /// state on either side of a migration between them.
     pub shared: Option<String>,
 }
 
@@ -434,7 +441,7 @@ pub struct PlatformSpec {
     pub cluster_api: ClusterApi,
     /// The cluster-autoscaler chart for autoscaled pools.
     pub cluster_autoscaler: ClusterAutoscaler,
-    /// Address pools for tenant VIPs.
+    /// The management cluster's load balancer and its address pools for tenant VIPs.
     pub load_balancer: Option<LoadBalancer>,
     /// Shared DataStores that tenants may name in `dataStore.shared`.
     #[serde(default)]
@@ -651,6 +658,10 @@ pub struct ClusterApi {
     /// provider needs for its cloud controller manager).
     #[serde(default)]
     pub addon_providers: BTreeMap<String, String>,
+    /// IPAM provider versions by name, e.g. `{in-cluster: v1.1.0}`. The in-cluster provider is
+    /// installed at its default release whenever the `proxmox` provider is, which needs it.
+    #[serde(default)]
+    pub ipam_providers: BTreeMap<String, String>,
 }
 
 /// A Cluster API contract.
@@ -681,17 +692,41 @@ pub struct ControlPlaneProvider {
 pub struct ClusterAutoscaler {
     /// The cluster-autoscaler chart.
     pub chart: Chart,
-    /// The cluster-autoscaler image.
+    /// The cluster-autoscaler image; its tag serves tenants of a minor `tagsByMinor` lacks.
     pub image: Image,
+    /// The image tag for tenants of each Kubernetes minor, e.g. `{"1.33": v1.33.5}`: upstream
+    /// releases cluster-autoscaler per Kubernetes minor and tests each against its own.
+    #[serde(default, rename = "tagsByMinor")]
+    pub tags_by_minor: BTreeMap<String, String>,
 }
 
 /// `spec.loadBalancer`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadBalancer {
+    /// What serves `LoadBalancer` Services in the management cluster: `metallb` (default),
+    /// `kube-vip` or `cilium` are told the tenant's VIP with their own Service annotation;
+    /// `cloud` chooses the address itself (no pools, no VIP unless a tenant sets one).
+    pub implementation: Option<LoadBalancerImplementation>,
     /// Address ranges (`10.0.4.100-10.0.4.199`) or CIDRs that tenant VIPs are allocated from.
+    #[serde(default)]
     pub pools: Vec<String>,
 }
+
+/// `spec.loadBalancer.implementation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadBalancerImplementation {
+    /// MetalLB: `metallb.io/loadBalancerIPs`.
+    Metallb,
+    /// kube-vip's cloud provider: `kube-vip.io/loadbalancerIPs`.
+    KubeVip,
+    /// Cilium's LB IPAM: `lbipam.cilium.io/ips`.
+    Cilium,
+    /// A cloud load balancer that chooses the address.
+    Cloud,
+}
+
 
 /// `spec.registries`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]

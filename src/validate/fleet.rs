@@ -34,8 +34,12 @@ pub fn allocate_vips(
         }
     }
     let in_pool = |ip: &IpAddr| platform.vip_pools.iter().any(|(a, b)| a <= ip && ip <= b);
-    let wants_vip =
-        |t: &Tenant| t.vip.is_none() && t.service_type == ServiceType::LoadBalancer && !platform.vip_pools.is_empty();
+    let wants_vip = |t: &Tenant| {
+        t.vip.is_none()
+            && t.service_type == ServiceType::LoadBalancer
+            && !platform.vip_pools.is_empty()
+            && !t.address_chosen_by_load_balancer()
+    };
 
     let mut allocated: BTreeMap<String, IpAddr> = BTreeMap::new();
     // Owners by address and pool users by name, for lookups per tenant (fleets are large).

@@ -6,8 +6,11 @@ mod fleet;
 pub mod names;
 mod platform;
 mod providers;
+mod removed_flags;
 mod tenant;
 mod topology;
+pub mod transitions;
+mod warnings;
 
 pub use platform::parse_range;
 pub use tenant::MAX_NAME;
@@ -45,6 +48,7 @@ pub fn validate(
     platform: &Loaded<PlatformFile>,
     tenants: &[TenantInput],
     lock: &Lock,
+    deployed: &std::collections::BTreeMap<String, transitions::Deployed>,
 ) -> Result<Validated, Vec<Diagnostic>> {
     let platform_model = platform::platform(platform)?;
     let mut errs = Vec::new();
@@ -76,10 +80,14 @@ pub fn validate(
         })
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
+    errs.extend(transitions::check(&built, deployed));
     if !errs.is_empty() {
         return Err(errs);
     }
-    let warnings = platform::warnings(platform, &platform_model);
+    let mut warnings = platform::warnings(platform, &platform_model);
+    for (t, src) in &built {
+        warnings.extend(warnings::tenant(src, &platform_model, t));
+    }
     let mut new_lock = lock.clone();
     new_lock.vips = vips;
     Ok(Validated {

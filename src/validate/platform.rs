@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{Chart, ImageSpec, KubeVersion, Platform, Provider, TagPolicy};
+use crate::model::{Chart, ImageSpec, KubeVersion, LoadBalancer, Platform, Provider, TagPolicy};
 use crate::render::platform::repository_name;
 use crate::spec::load::Loaded;
-use crate::spec::raw::{self, API_VERSION, Contract, PlatformFile};
+use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
 use crate::spec::source::Source;
 use crate::validate::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::validate::{providers, topology};
@@ -153,6 +153,37 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         &mut errs,
     );
 
+    let mut autoscaler_images_by_minor = BTreeMap::new();
+    for (minor, tag) in &spec.cluster_autoscaler.tags_by_minor {
+        let field = format!("spec.clusterAutoscaler.tagsByMinor.{minor}");
+        let parsed = minor
+            .strip_prefix("1.")
+            .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()) && m.len() < 4)
+            .and_then(|m| m.parse::<u32>().ok());
+        let Some(m) = parsed else {
+            errs.push(
+                src.key_error(&field, format!("`{minor}` is not a Kubernetes minor"))
+                    .with_hint("write the minor as `\"1.33\"`: the tag serves tenants of Kubernetes v1.33.x"),
+            );
+            continue;
+        };
+        let raw = raw::Image {
+            repository: spec.cluster_autoscaler.image.repository.clone(),
+            tag: Some(tag.clone()),
+            tag_policy: None,
+        };
+        let spec = image(src, &field, &raw, None, false, &mut errs);
+        if let Some(t) = KubeVersion::parse(tag)
+            && t.minor != m
+        {
+            errs.push(
+                src.error(&field, format!("`{tag}` is not a cluster-autoscaler of Kubernetes 1.{m}"))
+                    .with_hint(format!("use the newest `v1.{m}.x` release")),
+            );
+        }
+        autoscaler_images_by_minor.insert(m, ImageSpec { field: field.clone(), ..spec });
+    }
+
     let installed = providers::installed(src, spec, &mut errs);
     let topology = spec
         .topology
@@ -160,6 +191,25 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         .map(|t| topology::classes(src, t, &installed.infrastructure, &mut errs));
 
     let mut vip_pools = Vec::new();
+    let load_balancer = spec
+        .load_balancer
+        .as_ref()
+        .and_then(|lb| lb.implementation)
+        .map_or(LoadBalancer::Metallb, |i| match i {
+            LoadBalancerImplementation::Metallb => LoadBalancer::Metallb,
+            LoadBalancerImplementation::KubeVip => LoadBalancer::KubeVip,
+            LoadBalancerImplementation::Cilium => LoadBalancer::Cilium,
+            LoadBalancerImplementation::Cloud => LoadBalancer::Cloud,
+        });
+    if let Some(lb) = &spec.load_balancer
+        && load_balancer == LoadBalancer::Cloud
+        && !lb.pools.is_empty()
+    {
+        errs.push(
+            src.error("spec.loadBalancer.pools", "a cloud load balancer chooses its addresses: pools cannot be used")
+                .with_hint("drop `pools`, or name the implementation that serves them (`metallb`, `kube-vip`, `cilium`)"),
+        );
+    }
     if let Some(lb) = &spec.load_balancer {
         for (i, pool) in lb.pools.iter().enumerate() {
             match parse_range(pool) {
@@ -240,11 +290,14 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         infrastructure_providers: installed.infrastructure,
         provider_config_secrets: installed.config_secrets,
         addon_providers: installed.addons,
+        ipam_providers: installed.ipam,
         nutanix_ccm_chart: installed.nutanix_ccm_chart,
         topology,
         autoscaler_chart,
         autoscaler_image,
+        autoscaler_images_by_minor,
         vip_pools,
+        load_balancer,
         data_stores: spec.data_stores.iter().cloned().collect(),
         insecure_registries: spec.registries.as_ref().map(|r| r.insecure.clone()).unwrap_or_default(),
         branch_prefix,
@@ -257,6 +310,20 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
 /// maintainers deprecated.
 pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    // cluster-api v1.14.0 `bootstrap/kubeadm/webhooks/admission/kubeadmconfig.go`: `format:
+    // ignition` is refused unless the kubeadm bootstrap provider runs with this gate, off by
+    // default (`feature/feature.go`). kaas-gitops does not install that provider.
+    if p.infrastructure_providers.contains_key(&Provider::MetalStack) {
+        out.push(
+            loaded
+                .source
+                .warning(
+                    "spec.clusterApi.infrastructureProviders.metal-stack",
+                    "metal-stack nodes boot with Ignition, which Cluster API's kubeadm bootstrap provider refuses unless its feature gate `KubeadmBootstrapFormatIgnition` is on",
+                )
+                .with_hint("install the kubeadm BootstrapProvider with `spec.manager.featureGates: {KubeadmBootstrapFormatIgnition: true}` (cluster-api-operator), or `EXP_KUBEADM_BOOTSTRAP_FORMAT_IGNITION=true` with clusterctl"),
+        );
+    }
     if p.infrastructure_providers.contains_key(&Provider::Packet) {
         out.push(
             loaded

@@ -17,7 +17,7 @@ use crate::spec::source::Source;
 use crate::validate::backup;
 use crate::validate::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::validate::platform::{header, version};
-use crate::validate::{providers, topology};
+use crate::validate::{providers, removed_flags, topology};
 
 /// The longest tenant name: room for `-autoscaler` within Helm's 53-character release names.
 pub const MAX_NAME: usize = 40;
@@ -67,8 +67,8 @@ pub fn tenant(
                 .with_hint("use 2 or more for availability"),
         );
     }
-    let mut datastore = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
-    if let Some(DataStore::Dedicated { backup, .. }) = &mut datastore {
+    let (mut datastore, mut kept_etcd) = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
+    if let Some(DataStore::Dedicated { backup, .. }) = datastore.as_mut().or(kept_etcd.as_mut()) {
         let spec = cp
             .data_store
             .as_ref()
@@ -133,6 +133,20 @@ pub fn tenant(
     }
 
     let (infrastructure, class) = mode(src, spec, platform, &mut errs);
+    // CAPMOX reads the Proxmox API's URL and token from the cluster's `credentialsRef`, or
+    // else from its manager's environment, which cluster-api-operator fills from the provider's
+    // config Secret (cluster-api-provider-proxmox v0.9.0, `cmd/main.go`: PROXMOX_URL,
+    // PROXMOX_TOKEN, PROXMOX_SECRET); with neither, it cannot create a machine.
+    if class.is_none()
+        && let Some(Infrastructure::Proxmox(x)) = &infrastructure
+        && x.credentials_secret.is_none()
+        && !platform.provider_config_secrets.contains_key(&crate::model::Provider::Proxmox)
+    {
+        errs.push(
+            src.key_error("spec.infrastructure.proxmox", "no Proxmox credentials: neither the tenant nor the platform names a Secret")
+                .with_hint("add `credentialsSecret: <secret>` (keys `url`, `token`, `secret`, in the tenant's namespace), or give the provider one for every tenant in kaas.yaml `spec.clusterApi.providerConfigSecrets: {proxmox: <secret>}` (keys `PROXMOX_URL`, `PROXMOX_TOKEN`, `PROXMOX_SECRET`, in namespace `capmox-system`)"),
+        );
+    }
     let pools = pools(src, &name, spec, class.as_ref().map(|c| c.0), &mut errs);
 
     for (i, g) in spec.access.admin_groups.iter().enumerate() {
@@ -152,6 +166,15 @@ pub fn tenant(
         }
     }
 
+    let api_server = component(cp.api_server.as_ref());
+    let controller_manager = component(cp.controller_manager.as_ref());
+    let scheduler = component(cp.scheduler.as_ref());
+    if let Some(v) = version {
+        removed_flags::check(src, v, "apiServer", &api_server, &mut errs);
+        removed_flags::check(src, v, "controllerManager", &controller_manager, &mut errs);
+        removed_flags::check(src, v, "scheduler", &scheduler, &mut errs);
+    }
+
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -162,6 +185,8 @@ pub fn tenant(
         version: version.expect("checked above"),
         cp_replicas,
         datastore: datastore.expect("checked above"),
+        kept_etcd,
+        decommissioned: spec.decommissioned,
         vip,
         vip_allocated: false,
         port,
@@ -170,9 +195,9 @@ pub fn tenant(
         core_dns: addons.core_dns.unwrap_or(true),
         kube_proxy: addons.kube_proxy.unwrap_or(true),
         konnectivity: addons.konnectivity.unwrap_or(true),
-        api_server: component(cp.api_server.as_ref()),
-        controller_manager: component(cp.controller_manager.as_ref()),
-        scheduler: component(cp.scheduler.as_ref()),
+        api_server,
+        controller_manager,
+        scheduler,
         cgroup_driver: kubelet.cgroup_driver.unwrap_or(CgroupDriver::Systemd),
         preferred_address_types: kubelet
             .preferred_address_types
@@ -288,7 +313,7 @@ fn datastore(
     ds: Option<&raw::DataStore>,
     platform: &Platform,
     errs: &mut Vec<Diagnostic>,
-) -> Option<DataStore> {
+) -> (Option<DataStore>, Option<DataStore>) {
     let field = "spec.controlPlane.dataStore";
     let dedicated = |d: &raw::Dedicated, errs: &mut Vec<Diagnostic>| {
         let replicas = d.replicas.unwrap_or(3);
@@ -310,40 +335,49 @@ fn datastore(
             backup: None,
         }
     };
+    let shared = |name: &String, errs: &mut Vec<Diagnostic>| {
+        if platform.data_stores.contains(name) {
+            Some(DataStore::Shared(name.clone()))
+        } else {
+            let known: Vec<_> = platform.data_stores.iter().map(|s| format!("`{s}`")).collect();
+            errs.push(
+                src.error(
+                    &format!("{field}.shared"),
+                    format!("the platform declares no DataStore `{name}`"),
+                )
+                .with_hint(if known.is_empty() {
+                    "kaas.yaml `spec.dataStores` is empty; add it there or use `dedicated: {}`".to_string()
+                } else {
+                    format!("declared in kaas.yaml `spec.dataStores`: {}", known.join(", "))
+                }),
+            );
+            None
+        }
+    };
     match ds {
-        None => Some(dedicated(&raw::Dedicated::default(), errs)),
+        None => (Some(dedicated(&raw::Dedicated::default(), errs)), None),
         Some(raw::DataStore {
             dedicated: Some(d),
             shared: None,
-        }) => Some(dedicated(d, errs)),
+        }) => (Some(dedicated(d, errs)), None),
         Some(raw::DataStore {
             dedicated: None,
             shared: Some(name),
+        }) => (shared(name, errs), None),
+        // Both: the shared one in use, the dedicated etcd kept (a migration's two sides).
+        Some(raw::DataStore {
+            dedicated: Some(d),
+            shared: Some(name),
         }) => {
-            if platform.data_stores.contains(name) {
-                Some(DataStore::Shared(name.clone()))
-            } else {
-                let known: Vec<_> = platform.data_stores.iter().map(|s| format!("`{s}`")).collect();
-                errs.push(
-                    src.error(
-                        &format!("{field}.shared"),
-                        format!("the platform declares no DataStore `{name}`"),
-                    )
-                    .with_hint(if known.is_empty() {
-                        "kaas.yaml `spec.dataStores` is empty; add it there or use `dedicated: {}`".to_string()
-                    } else {
-                        format!("declared in kaas.yaml `spec.dataStores`: {}", known.join(", "))
-                    }),
-                );
-                None
-            }
+            let kept = dedicated(d, errs);
+            (shared(name, errs), Some(kept))
         }
         Some(_) => {
             errs.push(
-                src.error(field, "give exactly one of `dedicated` or `shared`")
+                src.error(field, "give `dedicated`, `shared`, or both while migrating between them")
                     .with_hint("`dedicated: {}` for an own etcd, or `shared: <name>` for a platform DataStore"),
             );
-            None
+            (None, None)
         }
     }
 }

@@ -247,6 +247,11 @@ fn a_tenant_may_turn_its_backup_off() {
 fn deleting_a_backup_volume_is_said_before_and_when_it_happens() {
     let repo = rendered_example();
     let warning = "warning: deleting `overlays/tenants/globex/persistentvolumeclaim-globex-etcd-backups.yaml`: Flux will delete the PersistentVolumeClaim `globex-etcd-backups` and every etcd snapshot on it";
+    // The first step of the deletion keeps the etcd and its backups.
+    repo.decommission("globex");
+    let first = repo.run(&["render"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(!first.stderr.contains("Flux will delete"), "{}", first.stderr);
     std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
     // In review: `diff` shows the deletion and says what it costs.
     let diff = repo.run(&["diff"]);

@@ -103,6 +103,15 @@ impl Repo {
     /// Replaces every `from` in `rel` with `to`; fails the test if `from` is not there, so an
     /// edit that no longer applies cannot pass unnoticed.
     #[track_caller]
+    /// Sets `spec.decommissioned: true` in `tenants/<name>.yaml` (the first step of deleting a
+    /// tenant with its own etcd), for a file whose last top-level block is `spec`.
+    pub fn decommission(&self, name: &str) {
+        let rel = format!("tenants/{name}.yaml");
+        let text = self.read(&rel);
+        assert!(!text.contains("decommissioned"), "{rel} is decommissioned already");
+        self.write(&rel, &format!("{}\n  decommissioned: true\n", text.trim_end()));
+    }
+
     pub fn replace(&self, rel: &str, from: &str, to: &str) {
         let text = self.read(rel);
         assert!(text.contains(from), "`{from}` is not in {rel}:\n{text}");

@@ -16,8 +16,24 @@ const KUBECTL: (&str, &str) = ("clastix/kubectl", "v1.33");
 const ETCD_JOB: (&str, &str) = ("coreos/etcd", "v3.5.6");
 const CPP: (&str, &str) = ("clastix/cluster-api-control-plane-provider-kamaji", "v0.20.0");
 const AUTOSCALER: (&str, &str) = ("autoscaling/cluster-autoscaler", "v1.35.0");
+/// The autoscaler of each tenant minor (`clusterAutoscaler.tagsByMinor`).
+const AUTOSCALER_31: (&str, &str) = ("autoscaling/cluster-autoscaler", "v1.31.5");
+const AUTOSCALER_32: (&str, &str) = ("autoscaling/cluster-autoscaler", "v1.32.7");
+const AUTOSCALER_33: (&str, &str) = ("autoscaling/cluster-autoscaler", "v1.33.5");
+const AUTOSCALER_34: (&str, &str) = ("autoscaling/cluster-autoscaler", "v1.34.4");
 /// Every image but Kamaji's, whose tags some tests choose.
-const OTHERS: [(&str, &str); 6] = [ETCD, CFSSL, KUBECTL, ETCD_JOB, CPP, AUTOSCALER];
+const OTHERS: [(&str, &str); 10] = [
+    ETCD,
+    CFSSL,
+    KUBECTL,
+    ETCD_JOB,
+    CPP,
+    AUTOSCALER,
+    AUTOSCALER_31,
+    AUTOSCALER_32,
+    AUTOSCALER_33,
+    AUTOSCALER_34,
+];
 
 /// Pushes every image of the platform; etcd's tag is multi-arch (an index).
 fn push_platform(reg: &Registry) {
@@ -147,7 +163,7 @@ fn pin_records_the_registrys_digests_and_render_uses_them_offline() {
     let before = (repo.read("kaas.lock"), inode(&repo));
     let again = pin(&repo, &[], &creds);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert_eq!(again.stderr, "`kaas.lock` is up to date: 0 new, 0 moved, 7 unchanged\n");
+    assert_eq!(again.stderr, "`kaas.lock` is up to date: 0 new, 0 moved, 11 unchanged\n");
     assert_eq!((repo.read("kaas.lock"), inode(&repo)), before);
 
     // Render needs no registry: every image is rendered `tag@digest` from the lock.
@@ -167,7 +183,10 @@ fn pin_records_the_registrys_digests_and_render_uses_them_offline() {
         .filter(|(p, _)| p.starts_with("overlays/"))
         .map(|(_, b)| String::from_utf8(b).unwrap())
         .collect();
-    for (path, tag) in [KAMAJI].iter().chain(OTHERS.iter()) {
+    // Every image a tenant or the platform uses: the autoscaler of initech's 1.32 and globex's
+    // 1.34 (the tags of minors no autoscaled tenant runs are pinned, not rendered).
+    let used = [KAMAJI, ETCD, CFSSL, KUBECTL, ETCD_JOB, CPP, AUTOSCALER_32, AUTOSCALER_34];
+    for (path, tag) in used {
         let digest = locked(&repo, &format!("{host}/{path}"), tag);
         assert!(
             rendered.contains(&format!("{tag}@{digest}")),
@@ -207,7 +226,7 @@ fn json_output_lists_every_pin() {
     assert_eq!(doc["ok"], true);
     assert_eq!(doc["written"], true);
     let images = doc["images"].as_array().unwrap();
-    assert_eq!(images.len(), 7);
+    assert_eq!(images.len(), 11);
     let etcd = images
         .iter()
         .find(|i| i["image"] == format!("{host}/coreos/etcd") && i["tag"] == "v3.6.12")
@@ -265,7 +284,7 @@ fn the_edge_policy_picks_the_newest_edge_release_in_either_format() {
     assert_eq!(
         update.stderr,
         format!(
-            "moved     {kamaji}:edge-26.2.5@{old} -> {kamaji}:26.10.1-edge@{new}\nwrote `kaas.lock`: 0 new, 1 moved, 6 unchanged\n"
+            "moved     {kamaji}:edge-26.2.5@{old} -> {kamaji}:26.10.1-edge@{new}\nwrote `kaas.lock`: 0 new, 1 moved, 10 unchanged\n"
         )
     );
     assert_eq!(locked(&repo, &kamaji, "26.10.1-edge"), new);
@@ -543,7 +562,7 @@ fn render_without_pins_warns_and_render_locked_fails() {
     assert_eq!(plain.code, 0, "{}", plain.stderr);
     assert!(
         plain.stderr.starts_with(
-            "warning: 7 image(s) have no digest in kaas.lock and are rendered by tag alone, which is not reproducible: docker.io/clastix/kamaji:26.8.2-edge, "
+            "warning: 11 image(s) have no digest in kaas.lock and are rendered by tag alone, which is not reproducible: docker.io/clastix/kamaji:26.8.2-edge, "
         ),
         "{}",
         plain.stderr

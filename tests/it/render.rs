@@ -135,6 +135,14 @@ fn deleting_a_tenant_file_deletes_its_overlay_and_flux_entry() {
     assert_eq!(repo.run(&["render"]).code, 0);
     let vips_before = repo.read("kaas.lock");
     assert!(vips_before.contains("tenant: globex"));
+    // globex has its own etcd: its cluster goes first, while the etcd still serves Kamaji.
+    repo.decommission("globex");
+    let first = repo.run(&["render"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(!repo.path().join("overlays/tenants/globex/cluster-globex.yaml").exists());
+    assert!(!repo.path().join("overlays/tenants/globex/kamajicontrolplane-globex.yaml").exists());
+    assert!(repo.path().join("overlays/tenants/globex/helmrelease-globex-etcd.yaml").exists());
+    assert!(repo.path().join("overlays/tenants/globex/namespace-globex.yaml").exists());
     std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -437,10 +445,11 @@ fn a_tenant_argument_names_a_tenant_file_or_a_rendered_overlay() {
     );
     assert_eq!(before, repo.snapshot(), "a refused run writes nothing");
     // A tenant whose file is gone may still be named: its overlay and Flux entry are deleted.
-    std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
-    let run = repo.run(&["render", "--tenant", "globex"]);
+    // initech is on the shared DataStore, so its file may go in one step.
+    std::fs::remove_file(repo.path().join("tenants/initech.yaml")).unwrap();
+    let run = repo.run(&["render", "--tenant", "initech"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!repo.path().join("overlays/tenants/globex").exists());
+    assert!(!repo.path().join("overlays/tenants/initech").exists());
     assert!(repo.path().join("overlays/tenants/acme").exists());
 }
 

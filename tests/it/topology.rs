@@ -239,7 +239,7 @@ fn a_tenant_renders_a_cluster_with_topology() {
     let mds = topology["workers"]["machineDeployments"].as_array().unwrap();
     assert_eq!(
         mds[0],
-        json!({"class": "default-worker", "name": "md-0", "replicas": 2})
+        json!({"class": "default-worker", "name": "md-0", "replicas": 2, "deletion": {"nodeDrainTimeoutSeconds": 600}})
     );
     // The autoscaled pool: no replicas, the autoscaler's bounds and the class's machine size.
     let burst = &mds[1];
@@ -262,7 +262,9 @@ fn a_tenant_renders_a_cluster_with_topology() {
         .collect();
     let get = |n: &str| variables.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
     assert_eq!(get("kaasDataStore"), Some(json!("alpha-etcd")));
-    assert_eq!(get("kaasEndpoint"), Some(json!({"host": "10.0.4.100", "port": 6443})));
+    // A Hetzner tenant's API server address is its hcloud load balancer's, not a pool VIP: the
+    // Kamaji provider fills the endpoint in (no `kaasEndpoint`, so no `serviceAddress` patch).
+    assert_eq!(get("kaasEndpoint"), None);
     assert_eq!(get("workerType"), Some(json!("cpx41")));
     assert_eq!(get("lbType"), Some(json!("lb21")));
     // Its own etcd is still the tenant's, and so is the Nutanix CCM for a Nutanix class.

@@ -39,6 +39,7 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
                 }.or_absent(),
                 "replicas" => replicas,
                 "taints" => Node::from(taints).or_absent(),
+                "deletion" => map! {"nodeDrainTimeoutSeconds" => crate::render::workers::NODE_DRAIN_TIMEOUT_SECONDS},
             }
         })
         .collect();

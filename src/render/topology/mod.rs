@@ -96,14 +96,20 @@ pub(crate) fn platform_objects(p: &Platform) -> Vec<Object> {
     let kct = bootstrap_template(ns);
     let mut out = Vec::new();
     for class in &topology.classes {
-        out.extend(class_objects(topology, class, &kcp, &kct));
+        out.extend(class_objects(p, topology, class, &kcp, &kct));
     }
     out.push(kcp.object);
     out.push(kct.object);
     out
 }
 
-fn class_objects(topology: &Topology, class: &ClusterClass, kcp: &Template, kct: &Template) -> Vec<Object> {
+fn class_objects(
+    p: &Platform,
+    topology: &Topology,
+    class: &ClusterClass,
+    kcp: &Template,
+    kct: &Template,
+) -> Vec<Object> {
     let ns = &topology.namespace;
     let provider = class.infrastructure.provider();
     let kinds = providers::kinds(provider);
@@ -164,7 +170,7 @@ fn class_objects(topology: &Topology, class: &ClusterClass, kcp: &Template, kct:
                     }],
                 },
                 "variables" => patches::variables(class),
-                "patches" => patches::patches(class, &patches::Selectors {
+                "patches" => patches::patches(p.load_balancer, class, &patches::Selectors {
                     control_plane: kcp_selector(),
                     infrastructure_cluster: infra_selector(&infra),
                     worker_bootstrap: worker_selector(kct),

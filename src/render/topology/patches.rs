@@ -3,7 +3,7 @@
 //! Cluster API applies them in this order, so a class's patch may build on the built-in ones.
 
 use crate::map;
-use crate::model::{ClassPatch, ClusterClass, PatchValue};
+use crate::model::{ClassPatch, ClusterClass, LoadBalancer, PatchValue};
 use crate::render::node::Node;
 use crate::render::providers;
 use crate::render::tenant::CLOUD_PROVIDER_EXTERNAL;
@@ -125,7 +125,7 @@ fn when_set(variable: &str) -> Option<String> {
 }
 
 /// `spec.patches`.
-pub(super) fn patches(class: &ClusterClass, sel: &Selectors) -> Node {
+pub(super) fn patches(load_balancer: LoadBalancer, class: &ClusterClass, sel: &Selectors) -> Node {
     let mut out = vec![patch(
         "kaas-datastore",
         "The tenant's DataStore.",
@@ -139,14 +139,25 @@ pub(super) fn patches(class: &ClusterClass, sel: &Selectors) -> Node {
             )],
         )],
     )];
-    let mut endpoint = vec![definition(
-        &sel.control_plane,
-        vec![op_from(
-            "add",
-            "/spec/template/spec/network/serviceAddress",
-            ("variable", &format!("{VAR_ENDPOINT}.host")),
-        )],
+    let mut endpoint_ops = vec![op_from(
+        "add",
+        "/spec/template/spec/network/serviceAddress",
+        ("variable", &format!("{VAR_ENDPOINT}.host")),
     )];
+    if let Some(key) = load_balancer.address_annotation() {
+        // The whole map in one op (an `add` below a missing map fails), with the provider's
+        // own Service annotations, which its patch would otherwise replace this map with.
+        let mut template = format!("{}: \"{{{{ .{VAR_ENDPOINT}.host }}}}\"\n", json_string(key));
+        for (k, v) in providers::control_plane(&class.infrastructure).service_annotations {
+            template.push_str(&format!("{}: {}\n", json_string(k), json_string(&v)));
+        }
+        endpoint_ops.push(op_from(
+            "add",
+            "/spec/template/spec/network/serviceAnnotations",
+            ("template", &template),
+        ));
+    }
+    let mut endpoint = vec![definition(&sel.control_plane, endpoint_ops)];
     if providers::takes_endpoint(class.infrastructure.provider()) {
         endpoint.push(definition(
             &sel.infrastructure_cluster,
@@ -260,4 +271,9 @@ fn user_patch(p: &ClassPatch, sel: &Selectors) -> Node {
         "enabledIf" => p.enabled_if.clone(),
         "definitions" => vec![definition(sel.of(p.target), ops)],
     }
+}
+
+/// `text` as a JSON (and so YAML) string literal.
+fn json_string(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
 }

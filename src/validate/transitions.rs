@@ -1,0 +1,84 @@
+//! Changes that must not happen in one step, judged against what the repository last rendered
+//! (the overlays on disk, or in the base commit for `pr`): that is what Flux applied, or will.
+//!
+//! - Deleting a tenant with its own etcd in one step deadlocks: Flux prunes the namespace, the
+//!   control plane, the etcd release and the Cluster at once (fluxcd/pkg `ssa/manager_delete.go`
+//!   deletes every object in one pass; a Kustomization's deletion ignores `dependsOn`), while
+//!   Kamaji needs a serving DataStore to finalize the TenantControlPlane and the DataStore's
+//!   finalizer waits for its control planes (clastix/kamaji 26.8.2-edge,
+//!   `controllers/tenantcontrolplane_controller.go`, `controllers/datastore_controller.go`).
+//!   So the cluster goes first (`spec.decommissioned: true`), the datastore with the file.
+//! - Moving a control plane to another DataStore makes Kamaji run a migration Job that reads the
+//!   old etcd and writes the new one (`internal/resources/datastore/datastore_migrate.go`,
+//!   `cmd/migrate/cmd.go`). The old etcd must keep running until it finished, and a new
+//!   dedicated etcd must serve before the switch: both sides exist while `dataStore` names both.
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::Tenant;
+use crate::spec::source::Source;
+
+/// What the last render left of one tenant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deployed {
+    /// Its cluster (`Cluster`, control plane, machines) is rendered.
+    pub cluster: bool,
+    /// Its own kamaji-etcd release is rendered.
+    pub etcd: bool,
+    /// The DataStore its control plane names (`KamajiControlPlane.spec.dataStoreName`), when one
+    /// is rendered in explicit mode.
+    pub datastore: Option<String>,
+}
+
+/// Every refused transition of `tenants` (with their files) from `deployed`.
+pub fn check(tenants: &[(Tenant, &Source)], deployed: &BTreeMap<String, Deployed>) -> Vec<Diagnostic> {
+    let mut errs = Vec::new();
+    let present: std::collections::BTreeSet<&str> = tenants.iter().map(|(t, _)| t.name.as_str()).collect();
+    for (name, d) in deployed {
+        if d.cluster && d.etcd && !present.contains(name.as_str()) {
+            errs.push(
+                Diagnostic::error(format!(
+                    "deleting `tenants/{name}.yaml` would prune tenant `{name}`'s cluster and its etcd at once, which never finishes"
+                ))
+                .in_file(&format!("overlays/tenants/{name}/"))
+                .with_hint(format!(
+                    "restore the file and set `spec.decommissioned: true` first: once Flux has removed the cluster (`kubectl get cluster -n {name}` finds none), delete the file (docs/lifecycle.md)"
+                )),
+            );
+        }
+    }
+    for (t, src) in tenants {
+        let Some(d) = deployed.get(&t.name) else {
+            continue;
+        };
+        let Some(before) = &d.datastore else {
+            continue;
+        };
+        let now = t.datastore_name();
+        let own = t.etcd_release();
+        if *before == own && now != own && t.dedicated_etcd().is_none() && !t.decommissioned {
+            errs.push(
+                src.error(
+                    "spec.controlPlane.dataStore",
+                    format!("moving to `{now}` and removing the etcd `{own}` in one step loses the data Kamaji's migration reads from it"),
+                )
+                .with_hint(format!(
+                    "keep `dedicated:` beside `shared: {now}` until the migration finished, then remove it (docs/lifecycle.md)"
+                )),
+            );
+        }
+        if *before != own && now == own && !d.etcd {
+            errs.push(
+                src.error(
+                    "spec.controlPlane.dataStore",
+                    format!("moving from `{before}` to the new etcd `{own}` in one step: Kamaji would migrate into an etcd that does not serve yet"),
+                )
+                .with_hint(format!(
+                    "first keep `shared: {before}` beside `dedicated:` (Flux installs the etcd), then remove `shared` (docs/lifecycle.md)"
+                )),
+            );
+        }
+    }
+    errs
+}

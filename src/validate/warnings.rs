@@ -1,0 +1,73 @@
+//! What a valid tenant still gets told: combinations that render and apply, yet leave the
+//! tenant short of what upstream expects. Warnings never stop a run.
+
+use crate::diagnostics::Diagnostic;
+use crate::model::{KubeVersion, Platform, Provider, Tenant};
+use crate::spec::source::Source;
+
+/// Every warning about `t`.
+pub(crate) fn tenant(src: &Source, p: &Platform, t: &Tenant) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    autoscaler_minor(src, p, t, &mut out);
+    cloud_controller_manager(src, t, &mut out);
+    out
+}
+
+/// Upstream releases cluster-autoscaler per Kubernetes minor and supports each release against
+/// its own minor only (kubernetes/autoscaler `cluster-autoscaler/README.md`, "Releases": "We
+/// recommend using Cluster Autoscaler with the Kubernetes control plane version for which it
+/// was meant").
+fn autoscaler_minor(src: &Source, p: &Platform, t: &Tenant, out: &mut Vec<Diagnostic>) {
+    if !t.autoscales() {
+        return;
+    }
+    let image = p.autoscaler_image_for(t.version);
+    let Some(tag) = image.tag.as_deref().and_then(KubeVersion::parse) else {
+        return;
+    };
+    if tag.minor != t.version.minor {
+        out.push(
+            src.warning(
+                "spec.kubernetes.version",
+                format!(
+                    "cluster-autoscaler {} would run against Kubernetes {}: upstream pairs each autoscaler minor with its own Kubernetes minor",
+                    image.tag.as_deref().unwrap_or_default(),
+                    t.version
+                ),
+            )
+            .with_hint(format!(
+                "add `spec.clusterAutoscaler.tagsByMinor: {{\"1.{}\": v1.{}.<patch>}}` to kaas.yaml",
+                t.version.minor, t.version.minor
+            )),
+        );
+    }
+}
+
+/// The providers whose nodes start with the kubelet's `cloud-provider: external`, which taints
+/// them `node.cloudprovider.kubernetes.io/uninitialized` until the provider's cloud controller
+/// manager initialises them (kubernetes `staging/src/k8s.io/cloud-provider/api/well_known_taints.go`),
+/// and for which kaas-gitops installs none. Their upstream CCM manifests pin the CCM to
+/// control-plane nodes, which a Kamaji tenant does not have. Nutanix's is installed (CAAPH).
+fn cloud_controller_manager(src: &Source, t: &Tenant, out: &mut Vec<Diagnostic>) {
+    let (what, effect) = match t.provider() {
+        // On these the kubelet knows its provider ID, so machines still become nodes; ordinary
+        // pods stay Pending on the taint.
+        Provider::Hetzner => ("hcloud-cloud-controller-manager", "pods stay Pending"),
+        Provider::Aws => ("the AWS cloud controller manager", "pods stay Pending"),
+        Provider::Packet => ("cloud-provider-equinix-metal", "pods stay Pending"),
+        // Here the CCM is the only source of the provider ID: machines never get their node.
+        Provider::MetalStack => ("metal-ccm", "machines never get their node"),
+        Provider::Proxmox | Provider::Kubevirt | Provider::Nutanix => return,
+    };
+    out.push(
+        src.warning(
+            "spec.infrastructure.provider",
+            format!(
+                "nodes wait for a cloud controller manager that kaas-gitops does not install: without {what} in the tenant cluster, {effect}"
+            ),
+        )
+        .with_hint(format!(
+            "install {what} into the tenant (its node selector cleared: Kamaji tenants have no control-plane nodes), e.g. from base/tenant/ with a ClusterResourceSet or a HelmChartProxy"
+        )),
+    );
+}
