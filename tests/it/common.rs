@@ -221,20 +221,67 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The folder of upstream CRDs: `KAAS_CRDS` (must exist when set), else `../shared/crds`.
-/// `None` only when neither is there, after saying loudly that the test is skipped.
-pub fn crds_dir() -> Option<PathBuf> {
+/// The folder of upstream CRDs: `KAAS_CRDS`, else `../shared/crds`. A test that needs it fails
+/// when neither is there (it never passes without checking anything): run the tests with
+/// `.ci/run`, which sets `KAAS_CRDS`, or set it to a folder of CRDs (`<group>/<plural>.yaml`).
+#[track_caller]
+pub fn crds_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("KAAS_CRDS") {
         let dir = PathBuf::from(dir);
-        assert!(dir.is_dir(), "KAAS_CRDS={} does not exist", dir.display());
-        return Some(dir);
+        assert!(
+            dir.is_dir(),
+            "KAAS_CRDS={} is not a folder: point it at the upstream CRDs (`.ci/run` sets it)",
+            dir.display()
+        );
+        return dir;
     }
     let dir = project_root().join("../shared/crds");
-    if dir.is_dir() {
-        return Some(dir);
+    assert!(
+        dir.is_dir(),
+        "this test validates against upstream CRDs and cannot run without them: KAAS_CRDS is not set \
+         and {} does not exist; run the tests with `.ci/run` (which sets KAAS_CRDS), or \
+         `KAAS_CRDS=/path/to/crds cargo test`",
+        dir.display()
+    );
+    dir
+}
+
+/// The newest mtime or ctime of any file or folder under `dir` (`dir` included).
+fn newest_stamp(dir: &Path) -> std::time::SystemTime {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let ctime = std::time::UNIX_EPOCH + std::time::Duration::new(meta.ctime() as u64, meta.ctime_nsec() as u32);
+    let mut newest = meta.modified().unwrap().max(ctime);
+    if meta.is_dir() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            newest = newest.max(newest_stamp(&e.unwrap().path()));
+        }
     }
-    eprintln!("\n!!! SKIPPED: no CRDs (KAAS_CRDS unset and ../shared/crds missing); CRD validation did not run !!!\n");
-    None
+    newest
+}
+
+/// Waits until a file written now gets a timestamp strictly later than every file under `dir`
+/// (at most 5 s). File system timestamps come from a coarse clock (a kernel tick, or coarser):
+/// a file rewritten within the same tick keeps its mtime, so a test comparing mtimes, or the
+/// stat cache deciding that a file is older than a run (see `stat_cache::Stamp`), needs the
+/// clock to have moved on. This waits for exactly that instead of sleeping a guessed tick.
+pub fn wait_until_timestamps_advance(dir: &Path) {
+    let newest = newest_stamp(dir);
+    // Next to `dir`, on the same file system, outside the tree the tests compare.
+    let probe = tempfile::NamedTempFile::new_in(dir.parent().expect("a parent folder")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        std::fs::write(probe.path(), b"tick").unwrap();
+        if std::fs::metadata(probe.path()).unwrap().modified().unwrap() > newest {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the file system clock did not move past {newest:?} in 5 s"
+        );
+        // The poll interval, not a guess at the granularity.
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// The rendered tree (`overlays/`, `flux/`, `kaas.lock`), each file under a `── path ──`

@@ -138,13 +138,15 @@ fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_conv
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains(&format!("{TENANTS} tenant(s)")), "{}", run.stderr);
     every_file_is_whole(repo.path(), None);
-    let (mut killed, mut finished, mut leftovers) = (0, 0, 0);
+    let (mut killed, mut finished, mut leftovers, mut mid_write) = (0, 0, 0, 0);
     for i in 0..KILLS {
         set_memory(&repo, 5001 + i);
         let delay = Duration::from_micros(rng.next() % (full.as_micros() as u64 * 11 / 10).max(1));
         // A second of slack for file systems with coarse timestamps.
         let since = SystemTime::now() - Duration::from_secs(1);
         let mut child = render(&repo);
+        // Not a wait for a condition: the kill moment is the test's random input, spread over a
+        // full render. Whether it landed mid-write is measured below, not assumed.
         std::thread::sleep(delay);
         child.kill().expect("SIGKILL");
         let status = child.wait().unwrap();
@@ -153,14 +155,24 @@ fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_conv
         } else {
             killed += 1;
         }
-        leftovers += every_file_is_whole(repo.path(), Some(since));
+        // A temp file left behind was created and not yet renamed when the kill came: the
+        // process was killed in the middle of writing the tree.
+        let left = every_file_is_whole(repo.path(), Some(since));
+        leftovers += left;
+        mid_write += u32::from(left > 0 && status.code().is_none());
     }
     eprintln!(
-        "crash test (seed {seed:#x}): a full render takes {} ms; {killed} renders killed mid-run, \
-         {finished} finished first; {leftovers} temp files left behind in all",
+        "crash test (seed {seed:#x}): a full render takes {} ms; {killed} renders killed mid-run \
+         ({mid_write} of them mid-write), {finished} finished first; {leftovers} temp files left behind in all",
         full.as_millis()
     );
     assert!(killed > 0, "no kill landed while a render ran");
+    // Without this, every kill could have landed before the first write or after the last,
+    // and the test would prove nothing about a torn write.
+    assert!(
+        mid_write > 0,
+        "no kill landed mid-write (no temp file left behind); try another KAAS_CRASH_SEED"
+    );
     // The next render cleans up and converges; the one after it has nothing to do.
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);

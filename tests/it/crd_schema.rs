@@ -6,8 +6,8 @@
 //! this file: `Crds::load` and `Crds::check_dir` are all the tests use.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -32,10 +32,14 @@ pub struct Report {
 }
 
 impl Crds {
-    /// The CRDs of `dir`, parsed once per test binary.
+    /// The CRDs of `dir`, parsed once per folder and test binary.
     pub fn load(dir: &Path) -> &'static Crds {
-        static CRDS: OnceLock<Crds> = OnceLock::new();
-        CRDS.get_or_init(|| {
+        static CRDS: OnceLock<Mutex<BTreeMap<PathBuf, &'static Crds>>> = OnceLock::new();
+        let mut loaded = CRDS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        loaded.entry(dir.to_path_buf()).or_insert_with(|| {
             let mut schemas = BTreeMap::new();
             for group in std::fs::read_dir(dir).expect("the CRD folder is readable") {
                 let group = group.unwrap().path();
@@ -49,7 +53,8 @@ impl Crds {
                     }
                 }
             }
-            Crds { schemas }
+            assert!(!schemas.is_empty(), "no CRDs in {}", dir.display());
+            Box::leak(Box::new(Crds { schemas }))
         })
     }
 

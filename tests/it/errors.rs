@@ -41,6 +41,20 @@ fn good_fixture_renders() {
     repo.write("tenants/bad.yaml", GOOD);
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // What the user sees: the tenant created with its files, four tenants rendered, no error
+    // (the only warning is the example's unpinned images).
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("bad ") && l.contains(" created (")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("rendered 4 tenant(s):"), "{}", run.stderr);
+    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+    assert_eq!(run.stderr.matches("warning:").count(), 1, "{}", run.stderr);
+    let cluster = repo.object("overlays/tenants/bad/cluster-bad.yaml");
+    assert_eq!(cluster["metadata"]["name"], "bad");
 }
 
 #[test]

@@ -50,8 +50,13 @@ fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Ve
     }
 }
 
-/// Runs `kaas-gitops --repo <repo> args` under `/usr/bin/time` when it is there, and prints how
-/// long the run took and its peak memory.
+/// Peak memory allowed for one run on a hostile input (where `/usr/bin/time` measures it).
+const MAX_KIB: u64 = 512 * 1024;
+/// Time allowed for one run on a hostile input.
+const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs `kaas-gitops --repo <repo> args` under `/usr/bin/time` when it is there, prints how long
+/// the run took and its peak memory, and fails when either is over its bound.
 #[track_caller]
 fn measured(name: &str, repo: &Repo, args: &[&str]) -> Run {
     let rss = tempfile::NamedTempFile::new().unwrap();
@@ -68,13 +73,22 @@ fn measured(name: &str, repo: &Repo, args: &[&str]) -> Run {
     cmd.arg("--repo").arg(repo.path()).args(args);
     let started = Instant::now();
     let run: Run = cmd.output().expect("the binary runs").into();
+    let elapsed = started.elapsed();
     let kib = std::fs::read_to_string(rss.path()).unwrap_or_default();
+    let kib = kib.trim().lines().last().and_then(|l| l.parse::<u64>().ok());
     eprintln!(
         "hostile input `{name}`: exit {} in {} ms, peak memory {} KiB",
         run.code,
-        started.elapsed().as_millis(),
-        kib.trim().lines().last().unwrap_or("?")
+        elapsed.as_millis(),
+        kib.map_or("?".to_string(), |k| k.to_string())
     );
+    // The bounds a hostile file must stay under (the worst, the alias bomb, peaks near 90 MiB
+    // and 6 s in a debug build): far above that is an input growing without a limit.
+    assert!(elapsed < MAX_TIME, "`{name}` took {} ms", elapsed.as_millis());
+    if timer.exists() {
+        let kib = kib.unwrap_or_else(|| panic!("`{name}`: /usr/bin/time reported no peak memory"));
+        assert!(kib < MAX_KIB, "`{name}` peaked at {kib} KiB");
+    }
     run
 }
 

@@ -9,6 +9,7 @@ mod fuzz;
 mod git;
 mod git_ssh;
 mod hostile;
+mod invariants;
 mod pin;
 mod providers;
 mod registry;

@@ -6,10 +6,11 @@ use crate::common::Repo;
 
 const HIT: &str = "stat cache: no input or output changed";
 
-/// Longer than a tick of the kernel's coarse clock: files written before it are strictly older
-/// than a run started after it, so that run may record them (see `stat_cache::Stamp`).
-fn past_racy_window() {
-    std::thread::sleep(std::time::Duration::from_millis(25));
+/// Until the file system's clock has moved past every file of the repository: files written
+/// before are then strictly older than a run started after, so that run may record them (see
+/// `stat_cache::Stamp`).
+fn past_racy_window(repo: &Repo) {
+    crate::common::wait_until_timestamps_advance(repo.path());
 }
 
 fn git_repo() -> Repo {
@@ -46,7 +47,7 @@ fn assert_seen_then_cached(repo: &Repo, what: &str, expect_in_output: &str) {
     );
     let check = repo.run(&["render", "--check"]);
     assert_eq!(check.code, 0, "{what}: {}{}", check.stdout, check.stderr);
-    past_racy_window();
+    past_racy_window(repo);
     let (hit, slow) = render(repo);
     assert!(
         !hit,
@@ -77,7 +78,7 @@ fn a_no_op_render_is_proved_from_stats_and_every_change_is_still_seen() {
 
     // A file put in an empty folder the render listed: only that folder's mtime moves.
     std::fs::create_dir(repo.path().join("flux/empty")).unwrap();
-    past_racy_window();
+    past_racy_window(&repo);
     assert!(!render(&repo).0);
     assert!(render(&repo).0);
     repo.write("flux/empty/stray.yaml", "kind: Nothing\n");
@@ -90,7 +91,7 @@ fn a_no_op_render_is_proved_from_stats_and_every_change_is_still_seen() {
     // An overlay the input-hash skip does not keep (a folder it does not render is in it) is
     // compared file by file, so its files are recorded: an in-place edit of one is seen.
     std::fs::create_dir(repo.path().join("overlays/tenants/acme/extra")).unwrap();
-    past_racy_window();
+    past_racy_window(&repo);
     assert!(!render(&repo).0);
     assert!(render(&repo).0);
     let kcp = "overlays/tenants/acme/kamajicontrolplane-acme.yaml";
@@ -210,7 +211,7 @@ fn assert_caught_then_cached(repo: &Repo, what: &str, drifted: &str) {
     assert_eq!((code, hit), (1, false), "{what}: {out}");
     assert!(out.contains(drifted), "{what}: no `{drifted}` in {out}");
     assert_eq!(repo.run(&["render", "--full"]).code, 0, "{what}");
-    past_racy_window();
+    past_racy_window(repo);
     let (code, hit, slow) = check(repo);
     assert_eq!((code, hit), (0, false), "{what}: the first check after a write: {slow}");
     let (code, hit, fast) = check(repo);
@@ -226,7 +227,7 @@ fn assert_caught_then_cached(repo: &Repo, what: &str, drifted: &str) {
 fn a_passing_check_is_proved_from_stats_and_every_hand_edit_is_still_caught() {
     let repo = git_repo();
     assert_eq!(repo.run(&["render"]).code, 0);
-    past_racy_window();
+    past_racy_window(&repo);
     let (code, hit, _) = check(&repo);
     assert_eq!((code, hit), (0, false));
     let (code, hit, out) = check(&repo);
@@ -252,7 +253,7 @@ fn a_passing_check_is_proved_from_stats_and_every_hand_edit_is_still_caught() {
     // An empty folder holds no drift, so the check passes and is recorded; a file put in it
     // later moves only that folder's mtime.
     std::fs::create_dir(repo.path().join("flux/empty")).unwrap();
-    past_racy_window();
+    past_racy_window(&repo);
     let (code, hit, _) = check(&repo);
     assert_eq!((code, hit), (0, false));
     let (code, hit, _) = check(&repo);
@@ -309,7 +310,7 @@ fn a_replayed_warning_shows_its_source_line_as_the_full_run_does() {
     // The Packet fixture warns at a field of kaas.yaml: the message shows that line and a caret.
     let repo = git_init(Repo::fixture("providers/packet"));
     assert_eq!(repo.run(&["render"]).code, 0);
-    past_racy_window();
+    past_racy_window(&repo);
     for args in [&["render"][..], &["render", "--check"][..]] {
         let (hit, full) = human(&repo, args);
         assert!(!hit, "{args:?}");
@@ -334,7 +335,7 @@ fn a_symlinked_output_is_never_recorded() {
     std::fs::write(&target, repo.read(rel)).unwrap();
     std::fs::remove_file(repo.path().join(rel)).unwrap();
     std::os::unix::fs::symlink(&target, repo.path().join(rel)).unwrap();
-    past_racy_window();
+    past_racy_window(&repo);
     for _ in 0..2 {
         let (hit, _) = render(&repo);
         assert!(!hit, "a symlinked output was trusted");
@@ -371,7 +372,7 @@ fn kaas_repositories_in_folders_of_one_git_repository_each_keep_their_own_record
             .expect("the binary runs");
         assert!(run.status.success(), "{run:?}");
     }
-    past_racy_window();
+    past_racy_window(&outer);
     for folder in folders {
         assert_eq!(check(folder), (Some(0), false), "{folder}: the first check compares");
     }
@@ -429,7 +430,7 @@ fn a_git_folder_of_another_user_above_the_repository_is_never_trusted() {
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
     assert_eq!(run(&["render"]).0, Some(0));
-    past_racy_window();
+    past_racy_window(&outer);
     for _ in 0..3 {
         let (code, stderr) = run(&["-v", "render", "--check"]);
         assert_eq!(code, Some(0), "{stderr}");

@@ -95,7 +95,7 @@ fn check(repo: &Repo, crds: &Path) -> (i32, Vec<String>) {
 
 #[test]
 fn the_rendered_example_passes_and_every_rendered_object_is_checked() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let run = validate(&repo, &crds, &["--format", "json"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -123,7 +123,7 @@ fn the_rendered_example_passes_and_every_rendered_object_is_checked() {
 
 #[test]
 fn every_upstream_crd_schema_compiles() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let catalog = kaas_gitops::check::crd::Catalog::load(&crds).expect("CRDs load");
     assert!(catalog.len() >= 30, "{}", catalog.len());
     assert_eq!(kaas_gitops::check::uncompilable(&catalog), Vec::<String>::new());
@@ -131,7 +131,7 @@ fn every_upstream_crd_schema_compiles() {
 
 #[test]
 fn a_wrong_type_is_an_error_at_its_line_in_every_format() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = edit(
         &repo,
@@ -191,7 +191,7 @@ fn a_wrong_type_is_an_error_at_its_line_in_every_format() {
 
 #[test]
 fn an_unknown_field_is_an_error_at_its_key_with_the_valid_fields() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = edit(
         &repo,
@@ -216,7 +216,7 @@ fn an_unknown_field_is_an_error_at_its_key_with_the_valid_fields() {
 
 #[test]
 fn a_missing_required_field_is_an_error() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = resolve(&repo, "overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
     let text = repo.read(&path);
@@ -254,7 +254,7 @@ fn line_of_nth(repo: &Repo, path: &str, needle: &str, n: usize) -> String {
 
 #[test]
 fn a_violated_cel_rule_is_an_error() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     // HelmRelease: exactly one of `chart` and `chartRef`.
     let path = resolve(&repo, "overlays/tenants/globex/helmrelease-globex-autoscaler.yaml");
@@ -276,7 +276,7 @@ fn a_violated_cel_rule_is_an_error() {
 
 #[test]
 fn a_dangling_reference_is_an_error() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = resolve(&repo, "overlays/tenants/initech/machinedeployment-initech-md-0.yaml");
     let text = repo.read(&path);
@@ -310,7 +310,7 @@ fn a_dangling_reference_is_an_error() {
 
 #[test]
 fn a_datastore_created_twice_and_one_nobody_creates_are_errors() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = edit(
         &repo,
@@ -341,7 +341,7 @@ fn a_datastore_created_twice_and_one_nobody_creates_are_errors() {
 
 #[test]
 fn an_over_long_release_name_is_an_error() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let long = format!("acme-{}", "x".repeat(50));
     let path = edit(
@@ -364,7 +364,7 @@ fn an_over_long_release_name_is_an_error() {
 
 #[test]
 fn a_duplicate_vip_and_a_version_outside_the_platform_range_are_errors() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let globex = edit(
         &repo,
@@ -400,7 +400,7 @@ fn a_duplicate_vip_and_a_version_outside_the_platform_range_are_errors() {
 
 #[test]
 fn a_label_value_over_63_characters_is_an_error() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = edit(
         &repo,
@@ -422,7 +422,7 @@ fn a_label_value_over_63_characters_is_an_error() {
 
 #[test]
 fn contract_skew_between_providers_and_the_platform_is_reported() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     // A platform that declares an older management cluster than its providers speak.
     let repo = rendered();
     edit(&repo, "kaas.yaml", "contract: v1beta2", "contract: v1beta1");
@@ -468,7 +468,7 @@ fn contract_skew_between_providers_and_the_platform_is_reported() {
 
 #[test]
 fn cluster_api_v1_14_needs_the_kubeadm_bootstrap_binding_that_kamaji_v0_20_0_lacks() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     repo.write(
         "base/platform/coreprovider-cluster-api.yaml",
@@ -506,7 +506,7 @@ fn cluster_api_v1_14_needs_the_kubeadm_bootstrap_binding_that_kamaji_v0_20_0_lac
 
 #[test]
 fn an_object_without_a_schema_and_a_file_kustomize_does_not_build_are_findings() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     repo.write(
         "overlays/tenants/acme/widget-a.yaml",
@@ -526,7 +526,7 @@ fn an_object_without_a_schema_and_a_file_kustomize_does_not_build_are_findings()
 
 #[test]
 fn a_folder_that_does_not_build_names_the_folder_and_the_cause() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     edit(
         &repo,
@@ -565,7 +565,7 @@ fn the_environment_failing_exits_2_with_a_clear_message() {
     let run = validate(&repo, &missing, &[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.starts_with("error: the CRD folder `"), "{}", run.stderr);
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let run = crate::common::bin()
         .env("PATH", "/nonexistent")
         .args([
@@ -587,7 +587,7 @@ fn the_environment_failing_exits_2_with_a_clear_message() {
 
 #[test]
 fn invalid_yaml_and_a_folder_without_kustomization_are_errors() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     repo.write(
         "overlays/tenants/acme/broken.yaml",
@@ -612,7 +612,7 @@ fn invalid_yaml_and_a_folder_without_kustomization_are_errors() {
 
 #[test]
 fn a_provider_release_outside_the_table_is_a_warning_that_does_not_fail() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     let path = edit(
         &repo,
@@ -644,7 +644,7 @@ fn a_provider_release_outside_the_table_is_a_warning_that_does_not_fail() {
 
 #[test]
 fn a_cel_rule_reading_an_absent_field_fails_as_on_the_api_server() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     let repo = rendered();
     // CAPMOX v1alpha2: `self.ipv4Config != null || self.ipv6Config != null` errors with "no such
     // key" when neither is set, and the API server rejects the object.
@@ -674,7 +674,7 @@ fn a_cel_rule_reading_an_absent_field_fails_as_on_the_api_server() {
 
 #[test]
 fn every_provider_fixture_and_the_topology_validate_with_only_the_known_gaps() {
-    let Some(crds) = crds_dir() else { return };
+    let crds = crds_dir();
     // shared/crds lacks two ClusterTemplate CRDs (see its SOURCES.md); CAPH, CAPX, CAPP and CAPA
     // releases speak the older v1beta1 contract, which Cluster API v1.11+ still runs.
     let v1beta1 = |name: &str, ns: &str, version: &str| {
