@@ -68,7 +68,11 @@ pub fn tenant(
         );
     }
     let (mut datastore, mut kept_etcd) = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
-    if let Some(DataStore::Dedicated { backup, .. }) = datastore.as_mut().or(kept_etcd.as_mut()) {
+    let own_etcd = match (&mut datastore, &mut kept_etcd) {
+        (Some(d @ DataStore::Dedicated { .. }), _) => Some(d),
+        (_, kept) => kept.as_mut(),
+    };
+    if let Some(DataStore::Dedicated { backup, .. }) = own_etcd {
         let spec = cp
             .data_store
             .as_ref()

@@ -16,5 +16,6 @@ mod registry;
 mod render;
 mod stat_cache;
 mod topology;
+mod upstream;
 mod validate;
 mod watch;
