@@ -1,21 +1,15 @@
 //! kaas-gitops: tenants/ + kaas.yaml -> overlays/ and flux/ for Flux, Cluster API and Kamaji.
 //!
-//! A pure core (`spec` -> `validate` -> `model` -> `render`) behind a thin shell (`commands`,
-//! `tree`) that touches the disk.
+//! A pure core (`spec` -> `model` -> `render`, and the `validate` engine) behind a thin shell
+//! (`repo`, `commands`, `cli`).
 
-pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod diagnostics;
 pub mod git;
-pub mod lock;
 pub mod model;
 pub mod pin;
 pub mod render;
-pub mod repo_lock;
+pub mod repo;
 pub mod spec;
-pub mod stat_cache;
-pub mod tenant_cache;
-pub mod tree;
 pub mod validate;
-pub mod watch;

@@ -6,15 +6,17 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::cli::Printer;
 use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs, SelectArgs};
 use crate::commands::render::report_invalid;
-use crate::commands::{ExitStatus, Printer, inputs, pipeline};
+use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
 use crate::model::{Backups, DataStore, Model, Tenant};
 use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, Target, restore_pod};
 use crate::render::images::Images;
 use crate::render::platform::KAMAJI_RELEASE;
 use crate::render::{platform_kustomization_name, tenant_kustomization_name};
+use crate::repo::inputs;
 
 /// Runs `backup ...`.
 pub fn run(printer: &Printer, repo: &Path, args: &BackupArgs) -> Result<ExitStatus> {

@@ -7,13 +7,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use git2::Signature;
 
-use crate::commands::Printer;
+use crate::cli::Printer;
 use crate::commands::summary::Status;
 use crate::git::{self, GitError, Workspace};
-use crate::lock::LOCK_PATH;
 use crate::model::Platform;
 use crate::render::{platform_kustomization_name, tenant_kustomization_name};
-use crate::tree::Plan;
+use crate::repo::lock::LOCK_PATH;
+use crate::repo::tree::Plan;
 
 /// The commit time: `KAAS_COMMIT_TIME` (unix seconds) when set, so tests and reproducible
 /// pipelines get fixed commits; else `None`, the system clock. The only place it is read.

@@ -4,10 +4,12 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::cli::Printer;
 use crate::cli::{Format, SelectArgs};
 use crate::commands::render::report_invalid;
-use crate::commands::{ExitStatus, Printer, inputs, pipeline};
-use crate::tree;
+use crate::commands::{ExitStatus, pipeline};
+use crate::repo::inputs;
+use crate::repo::tree;
 
 /// Runs `diff`.
 pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitStatus> {

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::commands::{ExitStatus, Printer};
+use crate::cli::Printer;
+use crate::commands::ExitStatus;
 
 const FILES: [(&str, &str); 5] = [
     ("kaas.yaml", include_str!("templates/kaas.yaml")),

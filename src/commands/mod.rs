@@ -4,12 +4,10 @@ mod backup;
 mod commit;
 mod diff;
 mod init;
-pub mod inputs;
 mod pin;
 pub mod pipeline;
 mod pr;
 mod pr_body;
-mod printer;
 mod render;
 mod schema;
 mod summary;
@@ -20,9 +18,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::cli::{Cli, Command};
-use crate::repo_lock::{self, Guard};
-pub use printer::Printer;
+use crate::cli::{Cli, Command, Printer};
+use crate::repo::process_lock::{self, Guard};
 
 /// How a command ended (see `cli.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +64,7 @@ pub fn run(cli: Cli) -> ExitStatus {
     };
     match result {
         // Data the user asked for and did not get is a failed run, whatever the command found.
-        Ok(_) if printer::stdout_failed() => ExitStatus::Error,
+        Ok(_) if crate::cli::printer::stdout_failed() => ExitStatus::Error,
         Ok(status) => status,
         Err(e) => {
             printer.error_chain(&e);
@@ -119,7 +116,7 @@ pub(crate) fn acquire_lock(
         let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
         printer.status(&waiting(who));
     };
-    repo_lock::acquire_with(repo, timeout, on_wait)
+    process_lock::acquire_with(repo, timeout, on_wait)
         .map_err(|e| {
             let hint = e.hint();
             printer.error_chain(&anyhow::Error::new(e));
@@ -129,5 +126,5 @@ pub(crate) fn acquire_lock(
 }
 
 fn is_repository(repo: &Path) -> bool {
-    repo.join(inputs::PLATFORM_PATH).exists() || repo.join(".git").exists()
+    repo.join(crate::repo::inputs::PLATFORM_PATH).exists() || repo.join(".git").exists()
 }

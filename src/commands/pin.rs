@@ -10,21 +10,22 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::json;
 
+use crate::cli::Printer;
 use crate::cli::{Format, PinArgs};
-use crate::commands::inputs::{self, PLATFORM_PATH};
+use crate::commands::ExitStatus;
 use crate::commands::render::report_invalid;
-use crate::commands::{ExitStatus, Printer};
 use crate::diagnostics::Diagnostic;
-use crate::lock::{LOCK_PATH, Lock};
 use crate::model::Platform;
+use crate::model::build;
 use crate::pin::auth::DockerConfig;
 use crate::pin::registry::{OciRegistry, Options};
 use crate::pin::{self, Change, Entry, Outcome, PinError, Request};
 use crate::render::Tree;
+use crate::repo::inputs::{self, PLATFORM_PATH};
+use crate::repo::lock::{LOCK_PATH, Lock};
+use crate::repo::tree;
 use crate::spec::load;
 use crate::spec::raw::PlatformFile;
-use crate::tree;
-use crate::validate;
 
 /// `pin`'s settings: the arguments plus the environment. The only place `pin` reads the
 /// environment (clap reads `KAAS_REGISTRY_TIMEOUT` into `--timeout`).
@@ -102,7 +103,7 @@ fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Dia
             Lock::default()
         }),
     };
-    let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform).and_then(|p| validate::platform(&p));
+    let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform).and_then(|p| build::platform(&p));
     match platform {
         Ok(p) if errs.is_empty() => Ok(Ok((p, lock, inputs.lock))),
         Ok(_) => Ok(Err(errs)),

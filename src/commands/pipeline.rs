@@ -9,14 +9,14 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::cli::SelectArgs;
-use crate::commands::inputs::{Inputs, PLATFORM_PATH};
 use crate::diagnostics::Diagnostic;
-use crate::lock::{LOCK_PATH, Lock};
 use crate::model::Model;
+use crate::model::build::{self, TenantInput};
 use crate::render::{self, Context, Tree, images};
+use crate::repo::inputs::{Inputs, PLATFORM_PATH};
+use crate::repo::lock::{LOCK_PATH, Lock};
 use crate::spec::load::{self, Loaded};
 use crate::spec::raw::{PlatformFile, TenantFile};
-use crate::validate::{self, TenantInput};
 
 /// A successful render in memory.
 #[derive(Debug)]
@@ -225,7 +225,7 @@ pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> 
             );
         }
     }
-    let validated = validate::validate(&platform, &tenants, &lock, &inputs.deployed);
+    let validated = build::validate(&platform, &tenants, &lock, &inputs.deployed);
     let validated = match validated {
         Ok(v) if errs.is_empty() => v,
         Ok(_) => return Err(errs),

@@ -11,19 +11,20 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::cli::Printer;
 use crate::cli::{Format, PrArgs, SelectArgs};
 use crate::commands::commit::commit_time;
-use crate::commands::inputs::{self, Inputs, PLATFORM_PATH};
 use crate::commands::pr_body::Proposal;
 use crate::commands::render::report_invalid;
 use crate::commands::summary::Status;
-use crate::commands::{ExitStatus, Printer, pipeline};
+use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
 use crate::git::pr::BranchUpdate;
 use crate::git::{self, Change, Workspace, push, short};
-use crate::lock::LOCK_PATH;
+use crate::model::build::names::is_dns1035;
 use crate::render::{Tree, tenant_kustomization_name};
-use crate::validate::names::is_dns1035;
+use crate::repo::inputs::{self, Inputs, PLATFORM_PATH};
+use crate::repo::lock::LOCK_PATH;
 
 /// Runs `pr`.
 pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> {

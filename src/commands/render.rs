@@ -5,13 +5,15 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::json;
 
+use crate::cli::Printer;
 use crate::cli::{Format, RenderArgs};
 use crate::commands::commit::Committer;
 use crate::commands::summary::{Status, summarize};
-use crate::commands::{ExitStatus, Printer, inputs, pipeline};
+use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::{self, Diagnostic};
-use crate::tenant_cache::TenantCache;
-use crate::{stat_cache, tree};
+use crate::repo::inputs;
+use crate::repo::tenant_cache::TenantCache;
+use crate::repo::{stat_cache, tree};
 
 /// Runs `render`.
 pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStatus> {

@@ -2,7 +2,8 @@
 
 use anyhow::Result;
 
-use crate::commands::{ExitStatus, Printer};
+use crate::cli::Printer;
+use crate::commands::ExitStatus;
 use crate::spec::raw::{PlatformFile, TenantFile};
 
 /// The schema document: one JSON Schema for both files, so an editor can use it for

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
-use crate::tree::Plan;
+use crate::repo::tree::Plan;
 
 /// What happened to one tenant (or the platform layer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -6,9 +6,10 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use crate::check::{self, Options, Report};
+use crate::cli::Printer;
 use crate::cli::{Format, ValidateArgs};
-use crate::commands::{ExitStatus, Printer};
+use crate::commands::ExitStatus;
+use crate::validate::{self, Options, Report};
 
 /// Runs `validate`.
 pub fn run(printer: &Printer, repo: &Path, args: &ValidateArgs) -> Result<ExitStatus> {
@@ -25,7 +26,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &ValidateArgs) -> Result<ExitSt
         crds: crds.clone(),
         kustomize: !no_kustomize,
     };
-    let report = check::run(repo, &options)?;
+    let report = validate::run(repo, &options)?;
     print(printer, *format, &report, started);
     Ok(if report.errors() > 0 {
         ExitStatus::Failure
@@ -56,7 +57,11 @@ fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {
             }
         }
         Format::Human => {
-            let diagnostics: Vec<_> = report.findings.iter().map(check::Finding::display_diagnostic).collect();
+            let diagnostics: Vec<_> = report
+                .findings
+                .iter()
+                .map(validate::Finding::display_diagnostic)
+                .collect();
             printer.diagnostics(&diagnostics);
         }
     }

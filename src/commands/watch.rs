@@ -11,16 +11,18 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use notify::{RecursiveMode, Watcher};
 
+use crate::cli::Printer;
 use crate::cli::{SelectArgs, WatchArgs};
+use crate::commands::ExitStatus;
 use crate::commands::acquire_lock;
 use crate::commands::commit::Committer;
 use crate::commands::pipeline::{self, ParseCache};
 use crate::commands::summary::{Status, summarize};
-use crate::commands::{ExitStatus, Printer, inputs};
 use crate::diagnostics;
-use crate::lock::LOCK_PATH;
-use crate::tree;
-use crate::watch::classify;
+use crate::repo::inputs;
+use crate::repo::lock::LOCK_PATH;
+use crate::repo::tree;
+use crate::repo::watch::classify;
 
 /// Quiet time that ends a burst of events.
 const DEBOUNCE: Duration = Duration::from_millis(50);

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::lock::Lock;
 use crate::model::{ImageSpec, Platform};
+use crate::repo::lock::Lock;
 use reference::ImageRef;
 use registry::{Registry, RegistryError};
 

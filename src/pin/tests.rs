@@ -67,7 +67,7 @@ fn platform(kamaji_image: &str) -> crate::model::Platform {
         "the example kaas.yaml still has the kamaji image block"
     );
     let loaded = load::parse::<PlatformFile>("kaas.yaml", text.as_bytes()).expect("the example parses");
-    crate::validate::platform(&loaded).expect("the example is valid")
+    crate::model::build::platform(&loaded).expect("the example is valid")
 }
 
 const TAGGED: &str = "    image:\n      repository: docker.io/clastix/kamaji\n      tag: 26.8.2-edge\n";
@@ -94,10 +94,26 @@ fn registry() -> Memory {
             "v1.35.0",
             "autoscaler",
         )
-        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.31.5", "autoscaler 1.31")
-        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.32.7", "autoscaler 1.32")
-        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.33.5", "autoscaler 1.33")
-        .with("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.34.4", "autoscaler 1.34")
+        .with(
+            "registry.k8s.io/autoscaling/cluster-autoscaler",
+            "v1.31.5",
+            "autoscaler 1.31",
+        )
+        .with(
+            "registry.k8s.io/autoscaling/cluster-autoscaler",
+            "v1.32.7",
+            "autoscaler 1.32",
+        )
+        .with(
+            "registry.k8s.io/autoscaling/cluster-autoscaler",
+            "v1.33.5",
+            "autoscaler 1.33",
+        )
+        .with(
+            "registry.k8s.io/autoscaling/cluster-autoscaler",
+            "v1.34.4",
+            "autoscaler 1.34",
+        )
 }
 
 fn all() -> Request {

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
-use crate::lock::Lock;
 use crate::model::{ImageSpec, Platform};
+use crate::repo::lock::Lock;
 use crate::spec::source::Source;
 
 /// An image as rendered.

@@ -12,9 +12,9 @@ use jsonschema::paths::LocationSegment;
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
-use crate::check::schema::{dotted, fields_at, shown};
 use crate::diagnostics::{Diagnostic, Location};
 use crate::spec::source::{Pos, Source, child_path};
+use crate::validate::schema::{dotted, fields_at, shown};
 
 /// Every shape error of the file, in our words, at its field. Empty when the text does not read
 /// as YAML or the schema finds nothing (serde's own error then stands).

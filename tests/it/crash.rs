@@ -214,7 +214,7 @@ fn read_until(stderr: &mut impl BufRead, needle: &str) -> String {
 fn two_renders_at_once_never_interleave() {
     let repo = generated(60);
     // Both start while the lock is held, so both are certainly running at the same time.
-    let guard = kaas_gitops::repo_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
+    let guard = kaas_gitops::repo::process_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
     let spawn = || {
         bin()
             .arg("--repo")
@@ -252,7 +252,7 @@ fn a_held_lock_makes_render_pin_and_pr_wait_then_exit_2() {
     let repo = Repo::example();
     assert_eq!(repo.run(&["render"]).code, 0);
     repo.replace("tenants/acme.yaml", "replicas: 2", "replicas: 4");
-    let guard = kaas_gitops::repo_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
+    let guard = kaas_gitops::repo::process_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
     let before = repo.snapshot();
     let pid = std::process::id();
     for args in [

@@ -13,9 +13,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kaas_gitops::cli::SelectArgs;
-use kaas_gitops::commands::inputs::Inputs;
 use kaas_gitops::commands::pipeline;
 use kaas_gitops::diagnostics::Diagnostic;
+use kaas_gitops::repo::inputs::Inputs;
 use kaas_gitops::spec::load;
 use kaas_gitops::spec::raw::TenantFile;
 use proptest::prelude::*;

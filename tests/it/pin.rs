@@ -163,7 +163,10 @@ fn pin_records_the_registrys_digests_and_render_uses_them_offline() {
     let before = (repo.read("kaas.lock"), inode(&repo));
     let again = pin(&repo, &[], &creds);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert_eq!(again.stderr, "`kaas.lock` is up to date: 0 new, 0 moved, 11 unchanged\n");
+    assert_eq!(
+        again.stderr,
+        "`kaas.lock` is up to date: 0 new, 0 moved, 11 unchanged\n"
+    );
     assert_eq!((repo.read("kaas.lock"), inode(&repo)), before);
 
     // Render needs no registry: every image is rendered `tag@digest` from the lock.
@@ -185,7 +188,16 @@ fn pin_records_the_registrys_digests_and_render_uses_them_offline() {
         .collect();
     // Every image a tenant or the platform uses: the autoscaler of initech's 1.32 and globex's
     // 1.34 (the tags of minors no autoscaled tenant runs are pinned, not rendered).
-    let used = [KAMAJI, ETCD, CFSSL, KUBECTL, ETCD_JOB, CPP, AUTOSCALER_32, AUTOSCALER_34];
+    let used = [
+        KAMAJI,
+        ETCD,
+        CFSSL,
+        KUBECTL,
+        ETCD_JOB,
+        CPP,
+        AUTOSCALER_32,
+        AUTOSCALER_34,
+    ];
     for (path, tag) in used {
         let digest = locked(&repo, &format!("{host}/{path}"), tag);
         assert!(

@@ -141,9 +141,22 @@ fn deleting_a_tenant_file_deletes_its_overlay_and_flux_entry() {
     let first = repo.run(&["render"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(!repo.path().join("overlays/tenants/globex/cluster-globex.yaml").exists());
-    assert!(!repo.path().join("overlays/tenants/globex/kamajicontrolplane-globex.yaml").exists());
-    assert!(repo.path().join("overlays/tenants/globex/helmrelease-globex-etcd.yaml").exists());
-    assert!(repo.path().join("overlays/tenants/globex/namespace-globex.yaml").exists());
+    assert!(
+        !repo
+            .path()
+            .join("overlays/tenants/globex/kamajicontrolplane-globex.yaml")
+            .exists()
+    );
+    assert!(
+        repo.path()
+            .join("overlays/tenants/globex/helmrelease-globex-etcd.yaml")
+            .exists()
+    );
+    assert!(
+        repo.path()
+            .join("overlays/tenants/globex/namespace-globex.yaml")
+            .exists()
+    );
     std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -107,7 +107,12 @@ fn the_platform_etcd_backup_mounts_the_secrets_the_kamaji_chart_creates() {
     let repo = rendered_example();
     let release = repo.object("overlays/platform/helmrelease-kamaji.yaml");
     let tmp = tempfile::tempdir().unwrap();
-    let docs = helm_template(&kamaji_chart(tmp.path()), "kamaji", "kamaji-system", &release["spec"]["values"]);
+    let docs = helm_template(
+        &kamaji_chart(tmp.path()),
+        "kamaji",
+        "kamaji-system",
+        &release["spec"]["values"],
+    );
     let certificates: Vec<&str> = docs
         .iter()
         .filter(|d| d["kind"] == "Certificate")
@@ -130,7 +135,10 @@ fn the_platform_etcd_backup_mounts_the_secrets_the_kamaji_chart_creates() {
     let datastore = docs.iter().find(|d| d["kind"] == "DataStore").expect("a DataStore");
     let ca = &datastore["spec"]["tlsConfig"]["certificateAuthority"]["certificate"]["secretReference"];
     assert!(
-        mounted.contains(&(ca["name"].as_str().unwrap().to_string(), vec![ca["keyPath"].as_str().unwrap().to_string()])),
+        mounted.contains(&(
+            ca["name"].as_str().unwrap().to_string(),
+            vec![ca["keyPath"].as_str().unwrap().to_string()]
+        )),
         "the backup's CA {mounted:?} is not the DataStore's {ca}"
     );
 }
@@ -142,7 +150,12 @@ fn the_platform_etcd_backup_mounts_the_secrets_the_kamaji_chart_creates() {
 fn a_tenant_etcd_backup_mounts_the_secrets_its_kamaji_etcd_release_creates() {
     let repo = rendered_example();
     let release = repo.object("overlays/tenants/acme/helmrelease-acme-etcd.yaml");
-    let docs = helm_template(&charts().join("kamaji-etcd"), "acme-etcd", "acme", &release["spec"]["values"]);
+    let docs = helm_template(
+        &charts().join("kamaji-etcd"),
+        "acme-etcd",
+        "acme",
+        &release["spec"]["values"],
+    );
     let script: String = docs
         .iter()
         .filter(|d| d["kind"] == "Job")
@@ -151,12 +164,16 @@ fn a_tenant_etcd_backup_mounts_the_secrets_its_kamaji_etcd_release_creates() {
     let cronjob = repo.object("overlays/tenants/acme/cronjob-acme-etcd-backup.yaml");
     for (secret, _) in mounted_secrets(&cronjob) {
         assert!(
-            script.contains(&format!("create secret generic {secret} ")) || script.contains(&format!("create secret tls {secret} ")),
+            script.contains(&format!("create secret generic {secret} "))
+                || script.contains(&format!("create secret tls {secret} ")),
             "the backup mounts `{secret}`, which the chart's jobs do not create"
         );
     }
     let datastore = docs.iter().find(|d| d["kind"] == "DataStore").expect("a DataStore");
-    assert_eq!(datastore["metadata"]["name"], "acme-etcd", "the DataStore has the tenant's name");
+    assert_eq!(
+        datastore["metadata"]["name"], "acme-etcd",
+        "the DataStore has the tenant's name"
+    );
 }
 
 // clastix/kamaji commit 09a5b05 (internal/resources/k8s_service_resource.go) no longer sets
@@ -206,7 +223,10 @@ fn a_hetzner_tenant_gets_no_pool_vip_and_refuses_a_fixed_one() {
         json!({"load-balancer.hetzner.cloud/location": "fsn1"})
     );
     let tenant = repo.read("tenants/fsn.yaml");
-    assert!(!tenant.contains("controlPlane"), "the fixture has no controlPlane block");
+    assert!(
+        !tenant.contains("controlPlane"),
+        "the fixture has no controlPlane block"
+    );
     let edited = tenant.replacen("spec:\n", "spec:\n  controlPlane:\n    endpoint: {host: 10.0.9.9}\n", 1);
     repo.write("tenants/fsn.yaml", &edited);
     repo.assert_render_refused("tenants/fsn.yaml:", "is chosen by its hcloud load balancer");
@@ -219,11 +239,19 @@ fn kube_apiserver_flags_removed_in_1_33_are_refused_at_their_line() {
     let repo = Repo::example();
     let stderr = repo.assert_edit_refused(
         "tenants/acme.yaml",
-        |t| t.replace(r#"extraArgs: ["--audit-log-maxage=30"]"#, r#"extraArgs: ["--audit-log-maxage=30", "--cloud-provider=external"]"#),
+        |t| {
+            t.replace(
+                r#"extraArgs: ["--audit-log-maxage=30"]"#,
+                r#"extraArgs: ["--audit-log-maxage=30", "--cloud-provider=external"]"#,
+            )
+        },
         "tenants/acme.yaml:18:",
         "`--cloud-provider` was removed in Kubernetes v1.33",
     );
-    assert!(stderr.contains("field: `spec.controlPlane.apiServer.extraArgs[1]`"), "{stderr}");
+    assert!(
+        stderr.contains("field: `spec.controlPlane.apiServer.extraArgs[1]`"),
+        "{stderr}"
+    );
     assert!(stderr.contains("kubernetes/kubernetes PR #130162"), "{stderr}");
     // A 1.32 control plane still has the flag.
     repo.replace("tenants/acme.yaml", "version: v1.33.4", "version: v1.32.9");
@@ -242,11 +270,19 @@ fn proxmox_comes_with_the_in_cluster_ipam_provider() {
     assert_eq!(ipam["apiVersion"], "operator.cluster.x-k8s.io/v1alpha2");
     assert_eq!(ipam["metadata"]["namespace"], "capi-ipam-in-cluster-system");
     assert_eq!(ipam["spec"]["version"], "v1.1.0");
-    assert!(repo.path().join("overlays/platform/namespace-capi-ipam-in-cluster-system.yaml").is_file());
+    assert!(
+        repo.path()
+            .join("overlays/platform/namespace-capi-ipam-in-cluster-system.yaml")
+            .is_file()
+    );
     // Not for a platform without Proxmox.
     let aws = Repo::fixture("providers/aws");
     assert_eq!(aws.run(&["render"]).code, 0);
-    assert!(!aws.path().join("overlays/platform/ipamprovider-in-cluster.yaml").exists());
+    assert!(
+        !aws.path()
+            .join("overlays/platform/ipamprovider-in-cluster.yaml")
+            .exists()
+    );
 }
 
 // kustomize-controller v1.9.4: `wait: true` waits for every applied object to be Current
@@ -257,7 +293,11 @@ fn proxmox_comes_with_the_in_cluster_ipam_provider() {
 fn the_platform_gates_tenants_on_kamaji_and_its_provider_only() {
     let repo = rendered_example();
     let platform = repo.object("flux/kustomization-kaas-platform.yaml");
-    assert_eq!(platform["spec"]["wait"], Value::Null, "no wait on every platform object");
+    assert_eq!(
+        platform["spec"]["wait"],
+        Value::Null,
+        "no wait on every platform object"
+    );
     assert_eq!(
         platform["spec"]["healthChecks"],
         json!([
@@ -293,7 +333,11 @@ fn providers_whose_components_need_credentials_need_a_config_secret() {
 #[test]
 fn a_proxmox_tenant_needs_its_own_or_the_platforms_credentials() {
     let repo = Repo::example();
-    repo.replace("kaas.yaml", "    providerConfigSecrets: {proxmox: capmox-credentials}\n", "");
+    repo.replace(
+        "kaas.yaml",
+        "    providerConfigSecrets: {proxmox: capmox-credentials}\n",
+        "",
+    );
     let stderr = repo.assert_render_refused("tenants/initech.yaml:", "no Proxmox credentials");
     // acme names its own Secret.
     assert!(!stderr.contains("tenants/acme.yaml"), "{stderr}");
@@ -328,18 +372,35 @@ fn moving_between_datastores_keeps_both_until_kamaji_migrated() {
         "loses the data Kamaji's migration reads from it",
     );
     // Both: the control plane moves, the old etcd keeps serving the migration.
-    repo.replace("tenants/acme.yaml", "      shared: default", &format!("      shared: default\n{dedicated}"));
+    repo.replace(
+        "tenants/acme.yaml",
+        "      shared: default",
+        &format!("      shared: default\n{dedicated}"),
+    );
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
     assert_eq!(kcp["spec"]["dataStoreName"], "default");
-    assert!(repo.path().join("overlays/tenants/acme/helmrelease-acme-etcd.yaml").is_file());
-    assert!(repo.path().join("overlays/tenants/acme/cronjob-acme-etcd-backup.yaml").is_file());
+    assert!(
+        repo.path()
+            .join("overlays/tenants/acme/helmrelease-acme-etcd.yaml")
+            .is_file()
+    );
+    assert!(
+        repo.path()
+            .join("overlays/tenants/acme/cronjob-acme-etcd-backup.yaml")
+            .is_file()
+    );
     // Then the old etcd goes.
     repo.replace("tenants/acme.yaml", &format!("\n{dedicated}"), "");
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!repo.path().join("overlays/tenants/acme/helmrelease-acme-etcd.yaml").exists());
+    assert!(
+        !repo
+            .path()
+            .join("overlays/tenants/acme/helmrelease-acme-etcd.yaml")
+            .exists()
+    );
 
     // Back to a new dedicated etcd: it must serve before the control plane moves to it.
     repo.assert_edit_refused(

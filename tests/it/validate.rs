@@ -124,9 +124,9 @@ fn the_rendered_example_passes_and_every_rendered_object_is_checked() {
 #[test]
 fn every_upstream_crd_schema_compiles() {
     let crds = crds_dir();
-    let catalog = kaas_gitops::check::crd::Catalog::load(&crds).expect("CRDs load");
+    let catalog = kaas_gitops::validate::crd::Catalog::load(&crds).expect("CRDs load");
     assert!(catalog.len() >= 30, "{}", catalog.len());
-    assert_eq!(kaas_gitops::check::uncompilable(&catalog), Vec::<String>::new());
+    assert_eq!(kaas_gitops::validate::uncompilable(&catalog), Vec::<String>::new());
 }
 
 #[test]

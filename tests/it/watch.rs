@@ -166,7 +166,7 @@ fn a_render_waits_for_another_run_holding_the_lock() {
     let repo = Repo::example();
     let mut w = Watcher::start(&repo, &["--lock-timeout", "60"]);
     let kcp = "overlays/tenants/acme/kamajicontrolplane-acme.yaml";
-    let guard = kaas_gitops::repo_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
+    let guard = kaas_gitops::repo::process_lock::acquire(repo.path(), Duration::ZERO).expect("the lock");
     let spec = repo.read("tenants/acme.yaml").replace("replicas: 2", "replicas: 3");
     repo.write("tenants/acme.yaml", &spec);
     w.wait_for(&format!(

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::check::refs::place;
-use crate::check::{Check, Finding, Fleet, Object, error};
 use crate::model::Platform;
+use crate::validate::refs::place;
+use crate::validate::{Check, Finding, Fleet, Object, error};
 
 /// Who creates a DataStore, and at which field.
 struct Creator<'a> {

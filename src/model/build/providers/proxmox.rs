@@ -3,11 +3,11 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::names::is_dns1123_label;
+use crate::model::build::platform::parse_range;
 use crate::model::{ProxmoxCluster, ProxmoxMachine};
 use crate::spec::raw::{Proxmox, ProxmoxPool};
 use crate::spec::source::Source;
-use crate::validate::names::is_dns1123_label;
-use crate::validate::platform::parse_range;
 
 /// Validates the block at `field`.
 pub(super) fn cluster(src: &Source, field: &str, p: &Proxmox, errs: &mut Vec<Diagnostic>) -> ProxmoxCluster {

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
-use crate::check::{Check, Finding, Fleet, Object, error, warning};
 use crate::model::{Contract, Platform};
+use crate::validate::{Check, Finding, Fleet, Object, error, warning};
 
 /// A release series of one provider.
 #[derive(Debug, Clone)]

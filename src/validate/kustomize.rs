@@ -16,10 +16,10 @@ use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::check::fleet::Folder;
-use crate::check::{Check, Finding, Fleet, Object, error};
 use crate::diagnostics::Diagnostic;
 use crate::spec::source::child_path;
+use crate::validate::fleet::Folder;
+use crate::validate::{Check, Finding, Fleet, Object, error};
 
 const ORIGIN: &str = "config.kubernetes.io/origin";
 /// The name of the link to the repository inside the temporary build folder.

@@ -3,9 +3,9 @@
 use super::text;
 use crate::diagnostics::Diagnostic;
 use crate::model::KubevirtCluster;
+use crate::model::build::names::is_dns1123_subdomain;
 use crate::spec::raw::Kubevirt;
 use crate::spec::source::Source;
-use crate::validate::names::is_dns1123_subdomain;
 
 /// Validates the block at `field`.
 pub(super) fn cluster(src: &Source, field: &str, k: &Kubevirt, errs: &mut Vec<Diagnostic>) -> KubevirtCluster {

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::check::fleet::is_cluster_scoped;
-use crate::check::{Check, Finding, Fleet, Object, error, warning};
-use crate::check::{datastores, labels};
 use crate::model::{KubeVersion, Platform};
 use crate::spec::source::child_path;
+use crate::validate::fleet::is_cluster_scoped;
+use crate::validate::{Check, Finding, Fleet, Object, error, warning};
+use crate::validate::{datastores, labels};
 
 /// Helm's limit on release names.
 const MAX_RELEASE: usize = 53;

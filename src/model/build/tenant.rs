@@ -7,6 +7,10 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::backup;
+use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
+use crate::model::build::platform::{header, version};
+use crate::model::build::{providers, removed_flags, topology};
 use crate::model::{
     AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, Platform, Pool, PoolSize,
     ServiceType, Tenant, TenantTopology,
@@ -14,10 +18,6 @@ use crate::model::{
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, TenantFile};
 use crate::spec::source::Source;
-use crate::validate::backup;
-use crate::validate::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
-use crate::validate::platform::{header, version};
-use crate::validate::{providers, removed_flags, topology};
 
 /// The longest tenant name: room for `-autoscaler` within Helm's 53-character release names.
 pub const MAX_NAME: usize = 40;
@@ -144,7 +144,9 @@ pub fn tenant(
     if class.is_none()
         && let Some(Infrastructure::Proxmox(x)) = &infrastructure
         && x.credentials_secret.is_none()
-        && !platform.provider_config_secrets.contains_key(&crate::model::Provider::Proxmox)
+        && !platform
+            .provider_config_secrets
+            .contains_key(&crate::model::Provider::Proxmox)
     {
         errs.push(
             src.key_error("spec.infrastructure.proxmox", "no Proxmox credentials: neither the tenant nor the platform names a Secret")
@@ -378,8 +380,11 @@ fn datastore(
         }
         Some(_) => {
             errs.push(
-                src.error(field, "give `dedicated`, `shared`, or both while migrating between them")
-                    .with_hint("`dedicated: {}` for an own etcd, or `shared: <name>` for a platform DataStore"),
+                src.error(
+                    field,
+                    "give `dedicated`, `shared`, or both while migrating between them",
+                )
+                .with_hint("`dedicated: {}` for an own etcd, or `shared: <name>` for a platform DataStore"),
             );
             (None, None)
         }

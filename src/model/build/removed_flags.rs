@@ -43,13 +43,7 @@ const REMOVED: &[Removed] = &[
 
 /// Reports every flag of `component` (`apiServer`, `controllerManager`, `scheduler`) that
 /// `version` no longer has, at `spec.controlPlane.<component>.extraArgs[i]`.
-pub fn check(
-    src: &Source,
-    version: KubeVersion,
-    component: &str,
-    c: &Component,
-    errs: &mut Vec<Diagnostic>,
-) {
+pub fn check(src: &Source, version: KubeVersion, component: &str, c: &Component, errs: &mut Vec<Diagnostic>) {
     for (i, arg) in c.extra_args.iter().enumerate() {
         let flag = arg.split_once('=').map_or(arg.as_str(), |(flag, _)| flag);
         let Some(removed) = REMOVED

@@ -13,11 +13,11 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::check::cel::{self, Notes, Rules};
-use crate::check::crd::{Catalog, Lookup};
-use crate::check::{Check, Finding, Fleet, Object, builtin, error, warning};
 use crate::diagnostics::Diagnostic;
 use crate::spec::source::child_path;
+use crate::validate::cel::{self, Notes, Rules};
+use crate::validate::crd::{Catalog, Lookup};
+use crate::validate::{Check, Finding, Fleet, Object, builtin, error, warning};
 
 /// A compiled schema per `(apiVersion, kind)` of the fleet.
 pub struct Validators {

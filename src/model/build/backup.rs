@@ -1,12 +1,12 @@
 //! `spec.backups` of kaas.yaml and a tenant's `dataStore.dedicated.backup` -> the backup model.
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::names::is_dns1123_subdomain;
+use crate::model::build::platform::{ETCD_JOB_IMAGE, image_or_default};
+use crate::model::build::tenant::storage_size;
 use crate::model::{BackupDestination, BackupPolicy, Backups, Platform};
 use crate::spec::raw;
 use crate::spec::source::Source;
-use crate::validate::names::is_dns1123_subdomain;
-use crate::validate::platform::{ETCD_JOB_IMAGE, image_or_default};
-use crate::validate::tenant::storage_size;
 
 /// The default snapshot image: the one the kamaji-etcd chart's shell jobs use.
 const BACKUP_IMAGE: (&str, &str) = ETCD_JOB_IMAGE;

@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use crate::check::{Check, Finding, Object, error};
+use crate::model::build::names::{is_dns1123_subdomain, is_label_name_part};
 use crate::spec::source::child_path;
-use crate::validate::names::{is_dns1123_subdomain, is_label_name_part};
+use crate::validate::{Check, Finding, Object, error};
 
 /// Kubernetes' limit on label values and on the name part of label keys.
 const MAX_LABEL: usize = 63;

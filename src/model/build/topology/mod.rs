@@ -9,11 +9,11 @@ mod variables;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
+use crate::model::build::providers;
 use crate::model::{ClusterClass, Provider, Topology};
 use crate::spec::raw::{self, PlatformTopology};
 use crate::spec::source::Source;
-use crate::validate::names::{is_dns1123_label, is_dns1123_subdomain};
-use crate::validate::providers;
 
 /// The default namespace of the classes and their shared templates.
 pub const DEFAULT_NAMESPACE: &str = "kaas-classes";

@@ -13,12 +13,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use crate::commands::inputs::Inputs;
 use crate::commands::pipeline::ParseCache;
+use crate::repo::inputs::Inputs;
+use crate::repo::stat_cache;
 use crate::spec::load::Loaded;
 use crate::spec::raw::TenantFile;
 use crate::spec::source::Source;
-use crate::stat_cache;
 
 const CACHE_FILE: &str = "tenants.json";
 const MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::names::is_dns1123_subdomain;
 use crate::model::{Infrastructure, LOCATION_ANNOTATION, Provider, Tenant};
 use crate::spec::raw;
 use crate::spec::source::Source;
-use crate::validate::names::is_dns1123_subdomain;
 
 pub(crate) use installed::installed;
 pub(crate) use proxmox::pool_machine;

@@ -300,7 +300,7 @@ pub fn lookup(repo: &Path, mode: Mode, key: &str) -> Option<Outcome> {
     });
     // A temp file a killed run left in the root is drift (see `tree::plan`); the root folder
     // itself cannot be recorded, as the repository lock comes and goes there on every run.
-    if !same || crate::tree::root_leftovers(repo).map_or(true, |l| !l.is_empty()) {
+    if !same || crate::repo::tree::root_leftovers(repo).map_or(true, |l| !l.is_empty()) {
         return None;
     }
     let mut outcome: Outcome = serde_json::from_str(record.outcome).ok()?;

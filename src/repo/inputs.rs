@@ -10,10 +10,10 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::diagnostics::Diagnostic;
-use crate::lock::LOCK_PATH;
+use crate::model::build::transitions::Deployed;
 use crate::render::INPUT_HASH_PREFIX;
+use crate::repo::lock::LOCK_PATH;
 use crate::spec::load::MAX_FILE_BYTES;
-use crate::validate::transitions::Deployed;
 
 /// The platform file's path.
 pub const PLATFORM_PATH: &str = "kaas.yaml";

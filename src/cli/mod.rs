@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub mod printer;
+
+pub use printer::Printer;
+
 /// Renders a GitOps repository for Kubernetes-as-a-Service on Cluster API with Kamaji hosted
 /// control planes, applied by Flux.
 ///

@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
+use crate::model::build::{providers, topology};
 use crate::model::{Chart, ImageSpec, KubeVersion, LoadBalancer, Platform, Provider, TagPolicy};
 use crate::render::platform::repository_name;
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
 use crate::spec::source::Source;
-use crate::validate::names::{is_dns1123_label, is_dns1123_subdomain};
-use crate::validate::{providers, topology};
 
 /// Default job images of the kamaji-etcd chart, pinned to explicit tags (the chart's own
 /// defaults float: an empty tag, or the management cluster's minor version).
@@ -177,11 +177,20 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
             && t.minor != m
         {
             errs.push(
-                src.error(&field, format!("`{tag}` is not a cluster-autoscaler of Kubernetes 1.{m}"))
-                    .with_hint(format!("use the newest `v1.{m}.x` release")),
+                src.error(
+                    &field,
+                    format!("`{tag}` is not a cluster-autoscaler of Kubernetes 1.{m}"),
+                )
+                .with_hint(format!("use the newest `v1.{m}.x` release")),
             );
         }
-        autoscaler_images_by_minor.insert(m, ImageSpec { field: field.clone(), ..spec });
+        autoscaler_images_by_minor.insert(
+            m,
+            ImageSpec {
+                field: field.clone(),
+                ..spec
+            },
+        );
     }
 
     let installed = providers::installed(src, spec, &mut errs);
@@ -191,23 +200,26 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         .map(|t| topology::classes(src, t, &installed.infrastructure, &mut errs));
 
     let mut vip_pools = Vec::new();
-    let load_balancer = spec
-        .load_balancer
-        .as_ref()
-        .and_then(|lb| lb.implementation)
-        .map_or(LoadBalancer::Metallb, |i| match i {
-            LoadBalancerImplementation::Metallb => LoadBalancer::Metallb,
-            LoadBalancerImplementation::KubeVip => LoadBalancer::KubeVip,
-            LoadBalancerImplementation::Cilium => LoadBalancer::Cilium,
-            LoadBalancerImplementation::Cloud => LoadBalancer::Cloud,
-        });
+    let load_balancer =
+        spec.load_balancer
+            .as_ref()
+            .and_then(|lb| lb.implementation)
+            .map_or(LoadBalancer::Metallb, |i| match i {
+                LoadBalancerImplementation::Metallb => LoadBalancer::Metallb,
+                LoadBalancerImplementation::KubeVip => LoadBalancer::KubeVip,
+                LoadBalancerImplementation::Cilium => LoadBalancer::Cilium,
+                LoadBalancerImplementation::Cloud => LoadBalancer::Cloud,
+            });
     if let Some(lb) = &spec.load_balancer
         && load_balancer == LoadBalancer::Cloud
         && !lb.pools.is_empty()
     {
         errs.push(
-            src.error("spec.loadBalancer.pools", "a cloud load balancer chooses its addresses: pools cannot be used")
-                .with_hint("drop `pools`, or name the implementation that serves them (`metallb`, `kube-vip`, `cilium`)"),
+            src.error(
+                "spec.loadBalancer.pools",
+                "a cloud load balancer chooses its addresses: pools cannot be used",
+            )
+            .with_hint("drop `pools`, or name the implementation that serves them (`metallb`, `kube-vip`, `cilium`)"),
         );
     }
     if let Some(lb) = &spec.load_balancer {
@@ -255,7 +267,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         errs.push(src.error("spec.flux.sourceRef.namespace", "not a valid namespace name"));
     }
 
-    let backups = crate::validate::backup::platform(src, spec.backups.as_ref(), &mut errs);
+    let backups = crate::model::build::backup::platform(src, spec.backups.as_ref(), &mut errs);
 
     if !errs.is_empty() {
         return Err(errs);

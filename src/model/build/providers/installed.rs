@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::names::is_dns1123_subdomain;
+use crate::model::build::platform::{chart, release};
 use crate::model::{Chart, Provider};
 use crate::spec::raw::PlatformSpec;
 use crate::spec::source::Source;
-use crate::validate::names::is_dns1123_subdomain;
-use crate::validate::platform::{chart, release};
 
 /// The providers the platform installs.
 pub(crate) struct Installed {
@@ -125,7 +125,7 @@ pub(crate) fn installed(src: &Source, spec: &PlatformSpec, errs: &mut Vec<Diagno
             );
         }
     }
-    for (provider, _) in &infrastructure_providers {
+    for provider in infrastructure_providers.keys() {
         let keys = required_variables(*provider);
         if keys.is_empty() || provider_config_secrets.contains_key(provider) {
             continue;

@@ -727,7 +727,6 @@ pub enum LoadBalancerImplementation {
     Cloud,
 }
 
-
 /// `spec.registries`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

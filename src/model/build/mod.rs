@@ -1,0 +1,101 @@
+//! Raw specs -> model. Every file is checked and every problem collected before anything is
+//! rendered, so one run reports everything that needs fixing.
+
+mod backup;
+mod fleet;
+pub mod names;
+mod platform;
+mod providers;
+mod removed_flags;
+mod tenant;
+mod topology;
+pub mod transitions;
+mod warnings;
+
+pub use platform::parse_range;
+pub use tenant::MAX_NAME;
+pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::{Model, Platform};
+use crate::repo::lock::Lock;
+use crate::spec::load::Loaded;
+use crate::spec::raw::{PlatformFile, TenantFile};
+use rayon::prelude::*;
+
+/// A loaded tenant file and its stem (`acme` for `tenants/acme.yaml`).
+pub type TenantInput = (String, std::sync::Arc<Loaded<TenantFile>>);
+
+/// The model and the lock as this run leaves it (VIP allocations updated).
+#[derive(Debug)]
+pub struct Validated {
+    /// The fleet.
+    pub model: Model,
+    /// The lock with this run's VIP allocations.
+    pub lock: Lock,
+    /// Problems that do not stop the run.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Validates `kaas.yaml` alone and builds the platform model, for commands that need no
+/// tenants (`pin`); `Err` holds every problem of the file.
+pub fn platform(platform: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnostic>> {
+    platform::platform(platform)
+}
+
+/// Validates everything; `Err` holds every problem of every file.
+pub fn validate(
+    platform: &Loaded<PlatformFile>,
+    tenants: &[TenantInput],
+    lock: &Lock,
+    deployed: &std::collections::BTreeMap<String, transitions::Deployed>,
+) -> Result<Validated, Vec<Diagnostic>> {
+    let platform_model = platform::platform(platform)?;
+    let mut errs = Vec::new();
+    let mut built = Vec::new();
+    // Each tenant on its own, in parallel; results are taken in input order, so the errors
+    // come out the same on every run.
+    let stems: std::collections::BTreeSet<&str> = tenants.iter().map(|(stem, _)| stem.as_str()).collect();
+    let checked: Vec<_> = tenants
+        .par_iter()
+        .map(|(stem, loaded)| (tenant::tenant(loaded, stem, &stems, &platform_model), &loaded.source))
+        .collect();
+    for (result, source) in checked {
+        match result {
+            Ok(t) => built.push((t, source)),
+            Err(e) => errs.extend(e),
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    let vips = fleet::allocate_vips(&platform_model, &mut built, &lock.vips)?;
+    let rule_errors: Vec<Vec<Diagnostic>> = built
+        .par_iter()
+        .map(|(t, src)| {
+            let mut e = Vec::new();
+            providers::tenant_rules(src, t, &mut e);
+            e
+        })
+        .collect();
+    errs.extend(rule_errors.into_iter().flatten());
+    errs.extend(transitions::check(&built, deployed));
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let mut warnings = platform::warnings(platform, &platform_model);
+    for (t, src) in &built {
+        warnings.extend(warnings::tenant(src, &platform_model, t));
+    }
+    let mut new_lock = lock.clone();
+    new_lock.vips = vips;
+    Ok(Validated {
+        model: Model {
+            platform: platform_model,
+            tenants: built.into_iter().map(|(t, _)| t).collect(),
+        },
+        lock: new_lock,
+        warnings,
+    })
+}
