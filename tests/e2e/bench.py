@@ -13,10 +13,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import e2e as _  # noqa: E402,F401 - for sys.path
 from report import Report  # noqa: E402
 from e2e import E2E  # noqa: E402
+from scenarios import generated  # noqa: E402
 
 MAIN = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(MAIN, "bench"))
-import gen  # noqa: E402
 
 
 def one(args, n):
@@ -24,12 +23,7 @@ def one(args, n):
     try:
         e.start()
 
-        def fill(d):
-            gen.main_args(d, n)
-            tar = subprocess.run(["git", "-C", MAIN, "archive", "HEAD", "base"], check=True, capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", d], input=tar, check=True)
-            shutil.rmtree(os.path.join(d, ".git"))
-        f = e.new_fleet(f"bench{n}", fill)
+        f = e.new_fleet(f"bench{n}", lambda d: generated(d, n))
         render = f.render()
         t0 = time.time()
         sha = f.commit_push(f"{n} tenants")

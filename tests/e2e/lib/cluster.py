@@ -9,6 +9,11 @@ import json, os, signal, socket, subprocess, time, glob, urllib.request, ssl
 SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared"))
 
 
+# Go modules (downloaded by tests/e2e/run) whose config/crd/bases complete ../shared/crds.
+UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.com/fluxcd/kustomize-controller@v1.9.4",
+                        "github.com/fluxcd/helm-controller@v1.6.3", "sigs.k8s.io/cluster-api-operator@v0.28.0")
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -129,7 +134,9 @@ class Cluster:
             f"--service-account-key-file={p}/sa.pub", f"--service-account-signing-key-file={p}/sa.key",
             "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
             f"--cert-dir={self.work}/apiserver-certs", "--enable-priority-and-fairness=false",
-            "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"])
+            "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+            # The kubernetes Service endpoints may not be a loopback address; nothing here needs them.
+            "--endpoint-reconciler-type=none"])
         server = f"https://127.0.0.1:{self.api_port}"
         cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "e2e",
                "clusters": [{"name": "e2e", "cluster": {"server": server, "certificate-authority": f"{p}/ca.crt"}}],
@@ -166,8 +173,10 @@ class Cluster:
         # Flux's own CRDs from the controllers' modules (their config/crd/bases at the built tags;
         # shared/crds has only some of them, and source-controller also needs HelmChart, Bucket,
         # ExternalArtifact to start).
-        for mod in ("source-controller@v1.9.1", "kustomize-controller@v1.9.4", "helm-controller@v1.6.3"):
-            for f in glob.glob(os.path.join(self.gomodcache, "github.com/fluxcd", mod, "config/crd/bases/*.yaml")):
+        # IPAMProvider likewise comes from sigs.k8s.io/cluster-api-operator at the tag of
+        # ../shared/crds/operator.cluster.x-k8s.io (v0.28.0; its other CRDs are byte-identical).
+        for mod in UPSTREAM_CRD_MODULES:
+            for f in glob.glob(os.path.join(self.gomodcache, mod, "config/crd/bases/*.yaml")):
                 files[os.path.basename(f)] = f
         # The upstream CRDs of ../shared/crds (authoritative where both have one).
         for f in glob.glob(os.path.join(SHARED, "crds", "*", "*.yaml")):
@@ -180,6 +189,7 @@ class Cluster:
         webhook servers run here). Returns the list of (kind, storage version)."""
         installed = []
         docs = []
+        short = {}  # (group, shortName) -> CRD that has it
         for f in self.crd_files():
             crd = json.loads(self.kubectl("create", "--dry-run=client", "-o", "json", "-f", f))
             spec = crd["spec"]
@@ -187,12 +197,29 @@ class Cluster:
             spec["versions"][0]["served"] = True
             spec.pop("conversion", None)
             crd["metadata"].pop("creationTimestamp", None)
+            # Two providers' CRDs claim the same short name in one group (ProxmoxMachineTemplate
+            # and PacketMachineTemplate: "pmt"); the API server then never establishes the second
+            # (NamesAccepted=False). Installed side by side here, the second one loses the name.
+            names = spec["names"]
+            for sn in list(names.get("shortNames", [])):
+                if (spec["group"], sn) in short:
+                    print(f"  note: {crd['metadata']['name']}: short name {sn!r} already taken by "
+                          f"{short[(spec['group'], sn)]}; dropped", flush=True)
+                    names["shortNames"].remove(sn)
+                else:
+                    short[(spec["group"], sn)] = crd["metadata"]["name"]
             docs.append(crd)
             installed.append((spec["names"]["kind"], spec["group"], spec["versions"][0]["name"]))
         # One list per call keeps the request count low.
         self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                      input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
-        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+        def established():
+            pending = [c["metadata"]["name"] for c in self.get("crd")["items"]
+                       if not any(k["type"] == "Established" and k["status"] == "True" for k in c.get("status", {}).get("conditions", []))]
+            if pending:
+                raise RuntimeError(f"not Established: {pending}")
+            return True
+        self.wait_for("CRDs Established", established, timeout=300, interval=2)
         return installed
 
     # ---- Flux ------------------------------------------------------------------------------
@@ -206,6 +233,7 @@ class Cluster:
         def ports():
             return [f"--metrics-addr=127.0.0.1:{free_port()}", f"--health-addr=127.0.0.1:{free_port()}"]
 
+        os.makedirs(f"{self.work}/artifacts", exist_ok=True)  # source-controller wants it to exist
         self.spawn("source-controller", [
             f"{self.bin}/source-controller", *common, *ports(),
             f"--storage-path={self.work}/artifacts", f"--storage-addr=127.0.0.1:{self.storage_port}",

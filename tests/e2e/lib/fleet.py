@@ -32,11 +32,14 @@ class Fleet:
         files(self.dir)
         self.loopback_charts()
 
-    def example(self, d):
-        """The example repository as committed in /work/main (HEAD, not the work tree)."""
-        tar = subprocess.run(["git", "-C", MAIN, "archive", "HEAD", "kaas.yaml", "kaas.lock", "tenants", "base"],
-                             check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", d], input=tar, check=True)
+    @staticmethod
+    def example(d):
+        """The example repository's inputs from this work tree (the same tree the kaas-gitops
+        under test is built from)."""
+        for name in ("kaas.yaml", "kaas.lock"):
+            shutil.copy(os.path.join(MAIN, name), d)
+        for name in ("tenants", "base"):
+            shutil.copytree(os.path.join(MAIN, name), os.path.join(d, name))
 
     def loopback_charts(self):
         """Points the platform's chart repositories at the loopback chart repository."""
@@ -113,9 +116,9 @@ class Fleet:
 
     def rendered_objects(self, path):
         """The objects a Kustomization at path would apply (kubectl's built-in kustomize)."""
-        out = subprocess.run(["kubectl", "kustomize", os.path.join(self.dir, path), "-o", "json"],
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(self.dir, path)],
                              check=True, capture_output=True, text=True).stdout
-        # kubectl kustomize prints a YAML stream even with -o; convert through the API server.
+        # kubectl kustomize prints a YAML stream; kubectl converts it to JSON.
         return json_stream(self.c.kubectl("create", "--dry-run=client", "-o", "json", "-f", "-", input=out))
 
 
