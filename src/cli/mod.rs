@@ -195,6 +195,16 @@ pub struct SelectArgs {
     pub full: bool,
 }
 
+impl From<&SelectArgs> for crate::render::Options {
+    fn from(args: &SelectArgs) -> Self {
+        crate::render::Options {
+            tenants: args.tenants.clone(),
+            locked: args.locked,
+            full: args.full,
+        }
+    }
+}
+
 /// `render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {

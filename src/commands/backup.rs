@@ -7,16 +7,18 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::Printer;
-use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs, SelectArgs};
+use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs};
 use crate::commands::render::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
 use crate::model::{Backups, DataStore, Model, Tenant};
+use crate::render::Options;
 use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, Target, restore_pod};
 use crate::render::images::Images;
 use crate::render::platform::KAMAJI_RELEASE;
 use crate::render::{platform_kustomization_name, tenant_kustomization_name};
 use crate::repo::inputs;
+use crate::spec::load::ParseCache;
 
 /// Runs `backup ...`.
 pub fn run(printer: &Printer, repo: &Path, args: &BackupArgs) -> Result<ExitStatus> {
@@ -29,7 +31,7 @@ fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Resul
     // The validated model is enough: nothing is rendered or compared.
     let resolved = match inputs::read(repo, &[])? {
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
-        Ok(inputs) => match pipeline::resolve(&inputs, &SelectArgs::default(), &mut pipeline::ParseCache::default()) {
+        Ok(inputs) => match pipeline::resolve(&inputs, &Options::default(), &mut ParseCache::default()) {
             Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
             Ok(r) => r,
         },

@@ -8,6 +8,7 @@ use crate::cli::Printer;
 use crate::cli::{Format, SelectArgs};
 use crate::commands::render::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
+use crate::render::Options;
 use crate::repo::inputs;
 use crate::repo::tree;
 
@@ -17,9 +18,9 @@ pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitSt
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
         Ok(inputs) => match pipeline::run(
             &inputs,
-            &SelectArgs {
+            &Options {
                 full: true,
-                ..select.clone()
+                ..select.into()
             },
         ) {
             Err(d) => return Ok(report_invalid(printer, Format::Human, d)),

@@ -2,20 +2,19 @@
 //! validate -> resolve images -> render -> desired tree (including `kaas.lock` when this run
 //! changes it). Pure after the inputs are read.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::cli::SelectArgs;
 use crate::diagnostics::Diagnostic;
 use crate::model::Model;
 use crate::model::build::{self, TenantInput};
-use crate::render::{self, Context, Tree, images};
+use crate::render::{self, Context, Options, Tree, images};
 use crate::repo::inputs::{Inputs, PLATFORM_PATH};
 use crate::repo::lock::{LOCK_PATH, Lock};
-use crate::spec::load::{self, Loaded};
+use crate::spec::load::{self, ParseCache, Parsed};
 use crate::spec::raw::{PlatformFile, TenantFile};
 
 /// A successful render in memory.
@@ -68,27 +67,8 @@ fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTre
         .collect()
 }
 
-type Parsed = Result<Arc<Loaded<TenantFile>>, Vec<Diagnostic>>;
-
-/// Parsed tenant files by path, kept by `watch` between runs so that only files whose bytes
-/// changed are parsed again (parsing dominates a run over a large fleet).
-#[derive(Debug, Default)]
-pub struct ParseCache(HashMap<String, (Vec<u8>, Parsed)>);
-
-impl ParseCache {
-    /// Records `path`'s parsed value for exactly these `bytes`.
-    pub fn insert(&mut self, path: String, bytes: Vec<u8>, loaded: Arc<Loaded<TenantFile>>) {
-        self.0.insert(path, (bytes, Ok(loaded)));
-    }
-
-    /// The tenant file at `path`, if it parsed.
-    pub fn get(&self, path: &str) -> Option<&Loaded<TenantFile>> {
-        self.0.get(path).and_then(|(_, p)| p.as_ref().ok()).map(|l| l.as_ref())
-    }
-}
-
 /// Runs the pure pipeline. `Err` holds every problem of every input.
-pub fn run(inputs: &Inputs, select: &SelectArgs) -> Result<Rendered, Vec<Diagnostic>> {
+pub fn run(inputs: &Inputs, select: &Options) -> Result<Rendered, Vec<Diagnostic>> {
     run_cached(inputs, select, &mut ParseCache::default())
 }
 
@@ -107,7 +87,7 @@ pub struct Resolved {
 }
 
 /// `run`, reusing and updating `cache`.
-pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> Result<Rendered, Vec<Diagnostic>> {
+pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Result<Rendered, Vec<Diagnostic>> {
     let Resolved {
         model,
         images,
@@ -159,7 +139,7 @@ pub fn run_cached(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) 
 
 /// Loads and validates every input and resolves the images, reusing and updating `cache`.
 /// `Err` holds every problem of every input.
-pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> Result<Resolved, Vec<Diagnostic>> {
+pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Result<Resolved, Vec<Diagnostic>> {
     let mut errs = inputs.problems.clone();
     let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform);
     let mut tenants: Vec<TenantInput> = Vec::new();
@@ -167,7 +147,7 @@ pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> 
     let stale: Vec<&(String, String, Vec<u8>)> = inputs
         .tenants
         .iter()
-        .filter(|(path, _, bytes)| cache.0.get(path).is_none_or(|(b, _)| b != bytes))
+        .filter(|(path, _, bytes)| cache.parsed.get(path).is_none_or(|(b, _)| b != bytes))
         .collect();
     let fresh: Vec<(String, Vec<u8>, Parsed)> = stale
         .par_iter()
@@ -180,12 +160,12 @@ pub fn resolve(inputs: &Inputs, select: &SelectArgs, cache: &mut ParseCache) -> 
         })
         .collect();
     for (path, bytes, parsed) in fresh {
-        cache.0.insert(path, (bytes, parsed));
+        cache.parsed.insert(path, (bytes, parsed));
     }
     let present: HashSet<&String> = inputs.tenants.iter().map(|(p, _, _)| p).collect();
-    cache.0.retain(|path, _| present.contains(path));
+    cache.parsed.retain(|path, _| present.contains(path));
     for (path, stem, _) in &inputs.tenants {
-        match &cache.0.get(path).expect("every input was parsed above").1 {
+        match &cache.parsed.get(path).expect("every input was parsed above").1 {
             Ok(t) => tenants.push((stem.clone(), Arc::clone(t))),
             Err(e) => errs.extend(e.iter().cloned()),
         }

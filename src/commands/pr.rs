@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::Printer;
-use crate::cli::{Format, PrArgs, SelectArgs};
+use crate::cli::{Format, PrArgs};
 use crate::commands::commit::commit_time;
 use crate::commands::pr_body::Proposal;
 use crate::commands::render::report_invalid;
@@ -22,6 +22,7 @@ use crate::diagnostics::Diagnostic;
 use crate::git::pr::BranchUpdate;
 use crate::git::{self, Change, Workspace, push, short};
 use crate::model::build::names::is_dns1035;
+use crate::render::Options;
 use crate::render::{Tree, tenant_kustomization_name};
 use crate::repo::inputs::{self, Inputs, PLATFORM_PATH};
 use crate::repo::lock::LOCK_PATH;
@@ -71,7 +72,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
             .push((spec_path.clone(), tenant.to_string(), bytes.clone()));
         after_inputs.tenants.sort();
     }
-    let select = SelectArgs {
+    let select = Options {
         tenants: vec![tenant.to_string()],
         locked: false,
         full: true,

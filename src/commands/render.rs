@@ -11,9 +11,11 @@ use crate::commands::commit::Committer;
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::{self, Diagnostic};
+use crate::render::Options;
 use crate::repo::inputs;
 use crate::repo::tenant_cache::TenantCache;
 use crate::repo::{stat_cache, tree};
+use crate::spec::load::ParseCache;
 
 /// Runs `render`.
 pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStatus> {
@@ -53,7 +55,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     // Before anything is read: what changes from here on is newer than this (see Stamp).
     let stamp = cacheable.then(|| stat_cache::Stamp::take(repo, mode)).flatten();
     // `--check` is a CI gate: it compares every file, so hand edits inside overlays are caught.
-    let mut select = args.select.clone();
+    let mut select = Options::from(&args.select);
     select.full |= args.check;
     // Tenant files parsed by an earlier run are not parsed again (see tenant_cache); the cache
     // is read while the inputs are.
@@ -63,7 +65,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         Ok(inputs) => inputs,
     };
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
-    let mut parsed = pipeline::ParseCache::default();
+    let mut parsed = ParseCache::default();
     let (hits, digests) = known.seed(&inputs, &mut parsed);
     let mut rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
         Err(d) => return Ok(report_invalid(printer, args.format, d)),

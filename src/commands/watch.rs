@@ -12,17 +12,19 @@ use anyhow::{Context, Result};
 use notify::{RecursiveMode, Watcher};
 
 use crate::cli::Printer;
-use crate::cli::{SelectArgs, WatchArgs};
+use crate::cli::WatchArgs;
 use crate::commands::ExitStatus;
 use crate::commands::acquire_lock;
 use crate::commands::commit::Committer;
-use crate::commands::pipeline::{self, ParseCache};
+use crate::commands::pipeline;
 use crate::commands::summary::{Status, summarize};
 use crate::diagnostics;
+use crate::render::Options;
 use crate::repo::inputs;
 use crate::repo::lock::LOCK_PATH;
 use crate::repo::tree;
 use crate::repo::watch::classify;
+use crate::spec::load::ParseCache;
 
 /// Quiet time that ends a burst of events.
 const DEBOUNCE: Duration = Duration::from_millis(50);
@@ -146,7 +148,7 @@ fn try_render(
         }
     };
     let t_read = started.elapsed().as_secs_f64() * 1e3;
-    let rendered = match pipeline::run_cached(&inputs, &SelectArgs::default(), cache) {
+    let rendered = match pipeline::run_cached(&inputs, &Options::default(), cache) {
         Ok(r) => r,
         Err(mut d) => {
             diagnostics::sort(&mut d);

@@ -474,3 +474,26 @@ impl LoadBalancer {
         }
     }
 }
+
+/// The name of the `HelmRepository` serving `chart`: derived from the URL, stable.
+pub fn repository_name(chart: &Chart) -> String {
+    let url = chart
+        .repository
+        .split_once("://")
+        .map_or(chart.repository.as_str(), |(_, rest)| rest);
+    let mut parts = url.split('/').filter(|p| !p.is_empty());
+    let host = parts.next().unwrap_or("charts");
+    let host_label = host.split('.').next().unwrap_or(host);
+    let last = parts.next_back();
+    let raw = match last {
+        Some(l) => format!("{host_label}-{l}"),
+        None => host_label.to_string(),
+    };
+    let mut name: String = raw
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    name.truncate(63);
+    name.trim_matches('-').to_string()
+}

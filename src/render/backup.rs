@@ -18,7 +18,7 @@ pub const CLIENT_PORT: u16 = 2379;
 pub const DATA_DIR: &str = "/var/run/etcd";
 /// The chart's `--initial-cluster-token`; a restored member must carry the same.
 pub const CLUSTER_TOKEN: &str = "kamaji";
-pub use crate::render::platform::{DEFAULT_DATASTORE, DEFAULT_RELEASE};
+pub use crate::render::shared::{DEFAULT_DATASTORE, DEFAULT_RELEASE};
 /// How long one backup Job may run before Kubernetes stops it.
 pub const ACTIVE_DEADLINE_SECONDS: u32 = 1800;
 
@@ -288,7 +288,7 @@ impl Target {
 /// The backup objects of a tenant's dedicated etcd (none when not backed up).
 pub fn tenant_objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     match (&p.backups, Target::of_tenant(t)) {
-        (Some(b), Some(target)) => objects(b, images, &target, crate::render::tenant::labels(t)),
+        (Some(b), Some(target)) => objects(b, images, &target, crate::render::shared::tenant_labels(t)),
         _ => Vec::new(),
     }
 }
@@ -296,7 +296,7 @@ pub fn tenant_objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> 
 /// The backup objects of the platform's default datastore (none when backups are off).
 pub fn platform_objects(p: &Platform, images: &Images) -> Vec<Object> {
     match (&p.backups, Target::of_platform(p)) {
-        (Some(b), Some(target)) => objects(b, images, &target, crate::render::platform::labels()),
+        (Some(b), Some(target)) => objects(b, images, &target, crate::render::shared::platform_labels()),
         _ => Vec::new(),
     }
 }

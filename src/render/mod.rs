@@ -7,6 +7,7 @@ pub mod images;
 pub mod node;
 pub(crate) mod platform;
 mod providers;
+pub mod shared;
 mod tenant;
 mod topology;
 mod workers;
@@ -50,6 +51,17 @@ impl Object {
     pub fn file_name(&self) -> String {
         format!("{}-{}.yaml", self.kind, self.name).to_lowercase()
     }
+}
+
+/// What a render run is asked for (the command line's `--tenant`, `--locked`, `--full`).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Render only these tenants (and the platform layer and flux/); all when empty.
+    pub tenants: Vec<String>,
+    /// Refuse an image without a digest in kaas.lock instead of rendering its tag with a warning.
+    pub locked: bool,
+    /// Re-render every tenant, including those whose overlay records this run's input hash.
+    pub full: bool,
 }
 
 /// Which tenants a render covers.

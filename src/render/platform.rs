@@ -3,47 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Chart, Model, Platform, Provider};
+use crate::model::{Chart, Model, Platform, Provider, repository_name};
 use crate::render::images::Images;
 use crate::render::node::Node;
+use crate::render::shared::{DEFAULT_DATASTORE, DEFAULT_RELEASE, platform_labels};
 use crate::render::{Object, meta, topology};
 use crate::{map, seq};
 
 /// The kamaji chart's HelmRelease (and Helm release) name.
 pub const KAMAJI_RELEASE: &str = "kamaji";
-/// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
-pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
-/// The DataStore the bundled etcd backs.
-pub const DEFAULT_DATASTORE: &str = "default";
-
-/// Labels on every platform object.
-pub(crate) fn labels() -> Node {
-    map! {"app.kubernetes.io/managed-by" => "kaas-gitops"}
-}
-
-/// The name of the `HelmRepository` serving `chart`: derived from the URL, stable.
-pub fn repository_name(chart: &Chart) -> String {
-    let url = chart
-        .repository
-        .split_once("://")
-        .map_or(chart.repository.as_str(), |(_, rest)| rest);
-    let mut parts = url.split('/').filter(|p| !p.is_empty());
-    let host = parts.next().unwrap_or("charts");
-    let host_label = host.split('.').next().unwrap_or(host);
-    let last = parts.next_back();
-    let raw = match last {
-        Some(l) => format!("{host_label}-{l}"),
-        None => host_label.to_string(),
-    };
-    let mut name: String = raw
-        .to_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    name.truncate(63);
-    name.trim_matches('-').to_string()
-}
-
 /// The chart block of a HelmRelease, referencing the platform's HelmRepository.
 pub fn chart_spec(platform: &Platform, chart: &Chart) -> Node {
     map! {
@@ -162,7 +130,7 @@ fn fetch_url(provider: Provider) -> Option<&'static str> {
 }
 
 fn meta_labels(name: &str, namespace: Option<&str>) -> Node {
-    meta(name, namespace, labels())
+    meta(name, namespace, platform_labels())
 }
 
 /// The kamaji-etcd chart's pinned `image` and `jobs` values, the same wherever the chart is

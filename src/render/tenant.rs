@@ -7,21 +7,9 @@ use crate::model::{Component, DataStore, Platform, ServiceType, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::platform::{chart_spec, etcd_chart_images};
+use crate::render::shared::{CLOUD_PROVIDER_EXTERNAL, cluster_labels, cluster_network, tenant_labels, tmeta};
 use crate::render::{Object, meta, providers, topology, workers};
 use crate::{map, seq};
-
-/// The labels every object of `t` carries.
-pub fn labels(t: &Tenant) -> Node {
-    map! {
-        "app.kubernetes.io/managed-by" => "kaas-gitops",
-        "kaas-gitops.dev/tenant" => &t.name,
-    }
-}
-
-/// `metadata` of a namespaced object of `t`.
-pub fn tmeta(t: &Tenant, name: &str) -> Node {
-    meta(name, Some(&t.name), labels(t))
-}
 
 /// Everything under `overlays/tenants/<name>/`.
 pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
@@ -58,7 +46,7 @@ fn namespace(t: &Tenant) -> Object {
     Object {
         kind: "Namespace",
         name: t.name.clone(),
-        body: map! {"apiVersion" => "v1", "kind" => "Namespace", "metadata" => meta(&t.name, None, labels(t))},
+        body: map! {"apiVersion" => "v1", "kind" => "Namespace", "metadata" => meta(&t.name, None, tenant_labels(t))},
     }
 }
 
@@ -173,28 +161,6 @@ fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Ch
     }
 }
 
-/// The `Cluster`'s labels: the tenant's over the ones every object carries.
-pub(crate) fn cluster_labels(t: &Tenant) -> Node {
-    let mut labels = vec![
-        ("app.kubernetes.io/managed-by".to_string(), Node::from("kaas-gitops")),
-        ("kaas-gitops.dev/tenant".to_string(), Node::from(&t.name)),
-    ];
-    for (k, v) in &t.labels {
-        labels.retain(|(existing, _)| existing != k);
-        labels.push((k.clone(), Node::from(v)));
-    }
-    Node::Map(labels)
-}
-
-/// `spec.clusterNetwork` of the `Cluster`.
-pub(crate) fn cluster_network(t: &Tenant) -> Node {
-    map! {
-        "apiServerPort" => t.port,
-        "pods" => map! {"cidrBlocks" => &t.pods},
-        "services" => map! {"cidrBlocks" => &t.services},
-    }
-}
-
 fn cluster(t: &Tenant) -> Object {
     let infra_kind = providers::kinds(t.provider()).cluster.kind;
     Object {
@@ -220,9 +186,6 @@ fn cluster(t: &Tenant) -> Object {
         },
     }
 }
-
-/// The controller manager flag that leaves node and route work to a cloud controller manager.
-pub(crate) const CLOUD_PROVIDER_EXTERNAL: &str = "--cloud-provider=external";
 
 fn component(c: &Component) -> Node {
     let quantities = |m: &BTreeMap<String, String>| Node::from(m).or_absent();

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use crate::model::{Pool, PoolSize, Tenant};
 use crate::render::node::Node;
 use crate::render::providers::{self, Size};
-use crate::render::tenant::tmeta;
+use crate::render::shared::tmeta;
 use crate::render::{Object, yaml};
 use crate::{map, seq};
 

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use crate::commands::pipeline::ParseCache;
 use crate::repo::inputs::Inputs;
 use crate::repo::stat_cache;
 use crate::spec::load::Loaded;
+use crate::spec::load::ParseCache;
 use crate::spec::raw::TenantFile;
 use crate::spec::source::Source;
 

@@ -4,7 +4,11 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use crate::diagnostics::Diagnostic;
+use crate::spec::raw::TenantFile;
 use crate::spec::source::{Pos, Source};
 
 /// The largest spec file accepted.
@@ -195,4 +199,28 @@ fn hint_for(raw: &str, message: &str) -> Option<String> {
         return Some("use one of the values listed".into());
     }
     None
+}
+
+pub(crate) type Parsed = Result<Arc<Loaded<TenantFile>>, Vec<Diagnostic>>;
+
+/// Parsed tenant files by path, kept by `watch` between runs so that only files whose bytes
+/// changed are parsed again (parsing dominates a run over a large fleet).
+#[derive(Debug, Default)]
+pub struct ParseCache {
+    pub(crate) parsed: HashMap<String, (Vec<u8>, Parsed)>,
+}
+
+impl ParseCache {
+    /// Records `path`'s parsed value for exactly these `bytes`.
+    pub fn insert(&mut self, path: String, bytes: Vec<u8>, loaded: Arc<Loaded<TenantFile>>) {
+        self.parsed.insert(path, (bytes, Ok(loaded)));
+    }
+
+    /// The tenant file at `path`, if it parsed.
+    pub fn get(&self, path: &str) -> Option<&Loaded<TenantFile>> {
+        self.parsed
+            .get(path)
+            .and_then(|(_, p)| p.as_ref().ok())
+            .map(|l| l.as_ref())
+    }
 }

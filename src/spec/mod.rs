@@ -1,6 +1,7 @@
 //! The files people write: their types (`raw`), strict loading (`load`), every shape error of a
 //! refused file (`shape`) and source positions (`source`).
 
+pub mod json_schema;
 pub mod load;
 pub mod raw;
 pub mod shape;

@@ -13,8 +13,8 @@ use schemars::JsonSchema;
 use serde_json::{Value, json};
 
 use crate::diagnostics::{Diagnostic, Location};
+use crate::spec::json_schema::{dotted, fields_at, shown};
 use crate::spec::source::{Pos, Source, child_path};
-use crate::validate::schema::{dotted, fields_at, shown};
 
 /// Every shape error of the file, in our words, at its field. Empty when the text does not read
 /// as YAML or the schema finds nothing (serde's own error then stands).

@@ -17,7 +17,7 @@ use cel::{Context, Env, Program};
 use jsonschema::{Keyword, ValidationError};
 use serde_json::Value;
 
-use crate::validate::schema::CustomError;
+use crate::validate::keyword::CustomError;
 
 /// Rules that were not evaluated, and why; printed with `-v`.
 #[derive(Debug, Default)]

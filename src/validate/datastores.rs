@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::model::Platform;
-use crate::validate::refs::place;
+use crate::validate::fleet::place;
 use crate::validate::{Check, Finding, Fleet, Object, error};
 
 /// Who creates a DataStore, and at which field.

@@ -319,6 +319,14 @@ fn yaml_error(rel: &str, text: &str, e: &serde_saphyr::Error) -> Finding {
     Finding::new(Check::Parse, d)
 }
 
+/// `file:line` of a field, for messages that point at a second place.
+pub(super) fn place(o: &Object, field: &str) -> String {
+    match o.locate(field) {
+        Some(l) => format!("{}:{}", l.path, l.line),
+        None => o.file.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ pub mod contracts;
 pub mod crd;
 mod datastores;
 mod fleet;
+mod keyword;
 pub mod kustomize;
 mod labels;
 mod refs;

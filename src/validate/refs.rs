@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::model::{KubeVersion, Platform};
 use crate::spec::source::child_path;
-use crate::validate::fleet::is_cluster_scoped;
+use crate::validate::fleet::{is_cluster_scoped, place};
 use crate::validate::{Check, Finding, Fleet, Object, error, warning};
 use crate::validate::{datastores, labels};
 
@@ -42,14 +42,6 @@ fn key(o: &Object) -> (&str, &str, Option<&str>, &str) {
         o.namespace.as_deref()
     };
     (o.group(), o.kind.as_str(), ns, o.name.as_str())
-}
-
-/// `file:line` of a field, for messages that point at a second place.
-pub(super) fn place(o: &Object, field: &str) -> String {
-    match o.locate(field) {
-        Some(l) => format!("{}:{}", l.path, l.line),
-        None => o.file.clone(),
-    }
 }
 
 /// Runs every rule.

@@ -7,16 +7,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::paths::{Location, LocationSegment};
 use jsonschema::{Keyword, PatternOptions, ValidationError, Validator};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::Diagnostic;
+use crate::spec::json_schema::{dotted, fields_at, shown};
 use crate::spec::source::child_path;
 use crate::validate::cel::{self, Notes, Rules};
 use crate::validate::crd::{Catalog, Lookup};
+use crate::validate::keyword::CustomError;
 use crate::validate::{Check, Finding, Fleet, Object, builtin, error, warning};
 
 /// A compiled schema per `(apiVersion, kind)` of the fleet.
@@ -335,27 +335,6 @@ pub fn apply_defaults(schema: &Value, instance: &mut Value) {
     }
 }
 
-/// The payload of a custom keyword's error: what failed and, for CEL, the rule and the field
-/// below the node it names.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct CustomError {
-    /// The message to show.
-    pub message: String,
-    /// The CEL rule, when a rule failed.
-    pub rule: Option<String>,
-    /// A path below the node (`.spec.x` or `[2]`), when the error is about a child.
-    pub field_path: Option<String>,
-    /// The field a CEL rule read but the object does not set.
-    pub absent: Option<String>,
-}
-
-impl CustomError {
-    /// As a jsonschema error (the payload travels as JSON in the message).
-    pub fn into_error(self) -> ValidationError<'static> {
-        ValidationError::custom(serde_json::to_string(&self).unwrap_or_default())
-    }
-}
-
 /// `x-kubernetes-list-type`: `set` items and `map` keys (`x-kubernetes-list-map-keys`) must be
 /// unique, as the API server enforces.
 struct ListType {
@@ -430,23 +409,6 @@ impl<'i> Keyword<'i> for ListType {
     }
 }
 
-/// A JSON pointer location as the span index's dotted path (`spec.items[0].name`).
-pub fn dotted(location: &Location) -> String {
-    let mut out = String::new();
-    for segment in location {
-        match segment {
-            LocationSegment::Property(p) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(&p);
-            }
-            LocationSegment::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
 /// `.spec.x` / `spec.x` / `[2]` appended to `path`.
 fn below(path: &str, field_path: &str) -> String {
     let rel = field_path.trim_start_matches('.');
@@ -455,18 +417,6 @@ fn below(path: &str, field_path: &str) -> String {
     } else {
         format!("{path}.{rel}")
     }
-}
-
-/// A value as shown in a message, cut at 60 characters (at a character's boundary: a value
-/// may be any text a user wrote).
-pub(crate) fn shown(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() <= 60 {
-        return s;
-    }
-    let mut cut: String = s.chars().take(57).collect();
-    cut.push_str("...");
-    cut
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -479,18 +429,6 @@ fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
-}
-
-/// The fields the schema node at `schema_path`'s parent lists.
-pub(crate) fn fields_at(converted: &Value, schema_path: &Location) -> Vec<String> {
-    let pointer = schema_path.as_str();
-    let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
-    converted
-        .pointer(parent)
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
 }
 
 fn finding(o: &Object, e: &ValidationError<'_>, converted: &Value, origin: &str) -> Vec<Finding> {

@@ -12,9 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kaas_gitops::cli::SelectArgs;
 use kaas_gitops::commands::pipeline;
 use kaas_gitops::diagnostics::Diagnostic;
+use kaas_gitops::render::Options;
 use kaas_gitops::repo::inputs::Inputs;
 use kaas_gitops::spec::load;
 use kaas_gitops::spec::raw::TenantFile;
@@ -179,7 +179,7 @@ fn check_pipeline(files: &BTreeMap<String, Vec<u8>>) -> Result<(), TestCaseError
         Err(d) => return located_inside(&d, files),
     };
     let stems: BTreeSet<&str> = inputs.tenants.iter().map(|(_, s, _)| s.as_str()).collect();
-    match pipeline::run(&inputs, &SelectArgs::default()) {
+    match pipeline::run(&inputs, &Options::default()) {
         Err(d) => located_inside(&d, files),
         Ok(rendered) => {
             for (path, bytes) in &rendered.tree {
@@ -271,7 +271,7 @@ proptest! {
 fn the_example_passes_the_pipeline_properties() {
     let files = repository(&example_tenants(), example("kaas.yaml"));
     let inputs = Inputs::from_files(&files).expect("the example's files");
-    let rendered = pipeline::run(&inputs, &SelectArgs::default()).expect("the example renders");
+    let rendered = pipeline::run(&inputs, &Options::default()).expect("the example renders");
     assert!(rendered.tree.keys().any(|p| p.starts_with("overlays/tenants/acme/")));
     check_pipeline(&files).expect("the properties hold");
 }
@@ -291,7 +291,7 @@ fn r9_two_chart_repositories_with_one_name() {
     );
     let files = repository(&example_tenants(), platform.into_bytes());
     let inputs = Inputs::from_files(&files).expect("the files");
-    let errs = pipeline::run(&inputs, &SelectArgs::default()).expect_err("refused");
+    let errs = pipeline::run(&inputs, &Options::default()).expect_err("refused");
     assert_eq!(
         errs.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(),
         [

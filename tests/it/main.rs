@@ -10,6 +10,7 @@ mod git;
 mod git_ssh;
 mod hostile;
 mod invariants;
+mod layout;
 mod pin;
 mod providers;
 mod registry;

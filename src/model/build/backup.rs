@@ -1,9 +1,8 @@
 //! `spec.backups` of kaas.yaml and a tenant's `dataStore.dedicated.backup` -> the backup model.
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::fields::{ETCD_JOB_IMAGE, image_or_default, storage_size};
 use crate::model::build::names::is_dns1123_subdomain;
-use crate::model::build::platform::{ETCD_JOB_IMAGE, image_or_default};
-use crate::model::build::tenant::storage_size;
 use crate::model::{BackupDestination, BackupPolicy, Backups, Platform};
 use crate::spec::raw;
 use crate::spec::source::Source;

@@ -2,6 +2,7 @@
 //! rendered, so one run reports everything that needs fixing.
 
 mod backup;
+mod fields;
 mod fleet;
 pub mod names;
 mod platform;

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::fields::{ETCD_JOB_IMAGE, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{providers, topology};
-use crate::model::{Chart, ImageSpec, KubeVersion, LoadBalancer, Platform, Provider, TagPolicy};
-use crate::render::platform::repository_name;
+use crate::model::{Chart, ImageSpec, KubeVersion, LoadBalancer, Platform, Provider, repository_name};
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
 use crate::spec::source::Source;
@@ -16,10 +16,6 @@ use crate::spec::source::Source;
 /// defaults float: an empty tag, or the management cluster's minor version).
 const CFSSL_IMAGE: (&str, &str) = ("docker.io/cfssl/cfssl", "v1.6.5");
 const KUBECTL_IMAGE: (&str, &str) = ("docker.io/clastix/kubectl", "v1.33");
-/// The newest etcd image that still has `/bin/sh` (v3.6 images are distroless); backups use it
-/// too.
-pub(crate) const ETCD_JOB_IMAGE: (&str, &str) = ("quay.io/coreos/etcd", "v3.5.6");
-
 /// Builds the platform model; `Err` carries every problem found.
 pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnostic>> {
     let src = &loaded.source;
@@ -479,112 +475,6 @@ pub(crate) fn chart(
         repository: c.repository.trim_end_matches('/').to_string(),
         version: c.version.clone(),
     }
-}
-
-/// `img` checked, or the pinned `default` (repository, tag) when the spec leaves it out.
-pub(crate) fn image_or_default(
-    src: &Source,
-    field: &str,
-    img: Option<&raw::Image>,
-    (repository, tag): (&str, &str),
-    errs: &mut Vec<Diagnostic>,
-) -> ImageSpec {
-    match img {
-        Some(i) => image(src, field, i, None, false, errs),
-        None => ImageSpec {
-            repository: repository.into(),
-            tag: Some(tag.into()),
-            policy: None,
-            field: field.into(),
-        },
-    }
-}
-
-pub(crate) fn image(
-    src: &Source,
-    field: &str,
-    img: &raw::Image,
-    default_tag: Option<&str>,
-    policy_allowed: bool,
-    errs: &mut Vec<Diagnostic>,
-) -> ImageSpec {
-    if !is_repository(&img.repository) {
-        errs.push(
-            src.error(
-                &format!("{field}.repository"),
-                format!("`{}` is not an image repository", img.repository),
-            )
-            .with_hint(
-                "write `registry/path/name` in lower case without tag or digest, e.g. `docker.io/clastix/kamaji`",
-            ),
-        );
-    }
-    if let Some(tag) = &img.tag
-        && !is_tag(tag)
-    {
-        errs.push(
-            src.error(&format!("{field}.tag"), format!("`{tag}` is not an image tag"))
-                .with_hint("a tag is up to 128 letters, digits, `_`, `.`, `-`, not starting with `.` or `-`; digests come from `kaas.lock`"),
-        );
-    }
-    let policy = img.tag_policy.as_ref().map(|p| TagPolicy {
-        pattern: p.pattern,
-        exclude: p.exclude.clone(),
-    });
-    match (&img.tag, &policy) {
-        (Some(_), Some(_)) => errs.push(
-            src.error(&format!("{field}.tagPolicy"), "`tag` and `tagPolicy` are exclusive")
-                .with_hint("keep `tag` to pin one tag, or `tagPolicy` to let `pin --update` pick the newest"),
-        ),
-        (None, None) if default_tag.is_none() => {
-            errs.push(src.error(field, "the image has no `tag`").with_hint(if policy_allowed {
-                "add `tag: ...` or `tagPolicy: {pattern: edge}`"
-            } else {
-                "add `tag: ...`"
-            }))
-        }
-        (None, Some(_)) if !policy_allowed => errs.push(
-            src.error(
-                &format!("{field}.tagPolicy"),
-                "a tag policy is only supported for the Kamaji image",
-            )
-            .with_hint("pin this image with `tag: ...`"),
-        ),
-        _ => {}
-    }
-    ImageSpec {
-        repository: img.repository.clone(),
-        tag: img.tag.clone().or_else(|| {
-            if policy.is_none() {
-                default_tag.map(str::to_string)
-            } else {
-                None
-            }
-        }),
-        policy,
-        field: field.to_string(),
-    }
-}
-
-fn is_repository(s: &str) -> bool {
-    !s.is_empty()
-        && !s.contains('@')
-        && !s.rsplit('/').next().unwrap_or("").contains(':')
-        && s.split('/').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_' | b':'))
-        })
-}
-
-fn is_tag(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 128
-        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
 /// A Go duration as Flux accepts it: `10m`, `1h30m`, `5s`.

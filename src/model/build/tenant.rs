@@ -8,6 +8,7 @@ use ipnet::IpNet;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::build::backup;
+use crate::model::build::fields::storage_size;
 use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::model::build::platform::{header, version};
 use crate::model::build::{providers, removed_flags, topology};
@@ -389,31 +390,6 @@ fn datastore(
             (None, None)
         }
     }
-}
-
-/// A volume size: `size` checked, `10Gi` when the spec leaves it out.
-pub(crate) fn storage_size(
-    src: &Source,
-    field: &str,
-    size: Option<&raw::Quantity>,
-    errs: &mut Vec<Diagnostic>,
-) -> String {
-    let size = size.map_or_else(|| "10Gi".to_string(), raw::Quantity::as_string);
-    if !is_quantity(&size) {
-        errs.push(
-            src.error(field, format!("`{size}` is not a storage size"))
-                .with_hint("write a Kubernetes quantity such as `10Gi`"),
-        );
-    }
-    size
-}
-
-pub(crate) fn is_quantity(s: &str) -> bool {
-    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let suffix = &s[digits.len()..];
-    !digits.is_empty()
-        && digits.parse::<f64>().is_ok_and(|v| v > 0.0)
-        && ["", "Ki", "Mi", "Gi", "Ti", "Pi", "k", "M", "G", "T", "P"].contains(&suffix)
 }
 
 fn cidrs(

@@ -11,7 +11,7 @@ use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
 use crate::model::{MetalStackCluster, Tenant};
 use crate::render::Object;
 use crate::render::node::Node;
-use crate::render::tenant::tmeta;
+use crate::render::shared::tmeta;
 use crate::{map, seq};
 
 /// The Konnectivity server's port on the Kamaji API server address.

@@ -17,7 +17,7 @@ use crate::map;
 use crate::model::{Infrastructure, Platform, Provider, ProxmoxMachine, Tenant};
 use crate::render::Object;
 use crate::render::node::Node;
-use crate::render::tenant::tmeta;
+use crate::render::shared::tmeta;
 
 /// The API group of every infrastructure object.
 pub(crate) const GROUP: &str = "infrastructure.cluster.x-k8s.io";

@@ -8,7 +8,7 @@ use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
 use crate::model::{NutanixCluster, NutanixRef, Platform, Tenant};
 use crate::render::Object;
 use crate::render::node::Node;
-use crate::render::tenant::tmeta;
+use crate::render::shared::tmeta;
 use crate::{map, seq};
 
 /// `NutanixCluster.spec`. A class template has no endpoint: the topology controller ignores an

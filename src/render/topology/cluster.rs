@@ -8,7 +8,7 @@ use crate::map;
 use crate::model::{Platform, PoolSize, Tenant, TenantTopology};
 use crate::render::Object;
 use crate::render::node::Node;
-use crate::render::tenant::{cluster_labels, cluster_network};
+use crate::render::shared::{cluster_labels, cluster_network};
 use crate::render::workers::autoscaler_annotations;
 
 /// The tenant's `Cluster` built from its class.

@@ -6,7 +6,7 @@ use crate::map;
 use crate::model::{ClassPatch, ClusterClass, LoadBalancer, PatchValue};
 use crate::render::node::Node;
 use crate::render::providers;
-use crate::render::tenant::CLOUD_PROVIDER_EXTERNAL;
+use crate::render::shared::CLOUD_PROVIDER_EXTERNAL;
 use crate::spec::raw::{PatchTarget, VariableSchema};
 
 /// The tenant's DataStore name.

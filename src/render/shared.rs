@@ -1,0 +1,56 @@
+//! Pieces several renderers share, kept apart so that no renderer imports another to reach them:
+//! the labels and metadata every object carries, the `Cluster`'s network and labels, the bundled
+//! etcd's names, the controller manager flag of an external cloud provider.
+
+use crate::map;
+use crate::model::Tenant;
+use crate::render::meta;
+use crate::render::node::Node;
+
+/// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
+pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
+/// The DataStore the bundled etcd backs.
+pub const DEFAULT_DATASTORE: &str = "default";
+
+/// Labels on every platform object.
+pub fn platform_labels() -> Node {
+    map! {"app.kubernetes.io/managed-by" => "kaas-gitops"}
+}
+
+/// The labels every object of `t` carries.
+pub fn tenant_labels(t: &Tenant) -> Node {
+    map! {
+        "app.kubernetes.io/managed-by" => "kaas-gitops",
+        "kaas-gitops.dev/tenant" => &t.name,
+    }
+}
+
+/// `metadata` of a namespaced object of `t`.
+pub fn tmeta(t: &Tenant, name: &str) -> Node {
+    meta(name, Some(&t.name), tenant_labels(t))
+}
+
+/// The `Cluster`'s labels: the tenant's over the ones every object carries.
+pub fn cluster_labels(t: &Tenant) -> Node {
+    let mut labels = vec![
+        ("app.kubernetes.io/managed-by".to_string(), Node::from("kaas-gitops")),
+        ("kaas-gitops.dev/tenant".to_string(), Node::from(&t.name)),
+    ];
+    for (k, v) in &t.labels {
+        labels.retain(|(existing, _)| existing != k);
+        labels.push((k.clone(), Node::from(v)));
+    }
+    Node::Map(labels)
+}
+
+/// `spec.clusterNetwork` of the `Cluster`.
+pub fn cluster_network(t: &Tenant) -> Node {
+    map! {
+        "apiServerPort" => t.port,
+        "pods" => map! {"cidrBlocks" => &t.pods},
+        "services" => map! {"cidrBlocks" => &t.services},
+    }
+}
+
+/// The controller manager flag that leaves node and route work to a cloud controller manager.
+pub const CLOUD_PROVIDER_EXTERNAL: &str = "--cloud-provider=external";
