@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod diagnostics;
 pub mod printer;
 
 pub use printer::Printer;

@@ -205,7 +205,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             );
         }
     }
-    let validated = build::validate(&platform, &tenants, &lock, &inputs.deployed);
+    let validated = build::validate(&platform, &tenants, &lock.vips, &inputs.deployed);
     let validated = match validated {
         Ok(v) if errs.is_empty() => v,
         Ok(_) => return Err(errs),
@@ -214,15 +214,18 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             return Err(errs);
         }
     };
-    let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock, select.locked);
+    let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock.images, select.locked);
     let (image_errors, mut warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(Diagnostic::is_error);
     if !image_errors.is_empty() {
         return Err(image_errors);
     }
     warnings.extend(validated.warnings.iter().cloned());
-    let new_lock = (validated.lock != lock
-        || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&validated.lock.to_bytes()[..])))
-    .then(|| validated.lock.to_bytes());
+    let after = Lock {
+        images: lock.images.clone(),
+        vips: validated.vips,
+    };
+    let new_lock = (after != lock || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&after.to_bytes()[..])))
+        .then(|| after.to_bytes());
     Ok(Resolved {
         model: validated.model,
         images,

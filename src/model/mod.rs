@@ -9,6 +9,7 @@ use std::net::IpAddr;
 pub mod build;
 mod providers;
 mod topology;
+pub mod vips;
 
 pub use crate::spec::raw::{AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect};
 pub use providers::{

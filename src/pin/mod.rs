@@ -191,7 +191,7 @@ pub fn plan(
             (None, None, _) => unreachable!("validation gives every image without a policy a tag"),
         };
         let key = (spec.repository.clone(), tag.clone());
-        let known = lock.digest(&key.0, &key.1).map(str::to_string);
+        let known = lock.images.digest(&key.0, &key.1).map(str::to_string);
         let (digest, index) = match known {
             Some(d) if !request.update => (d, None),
             _ => {
@@ -223,7 +223,7 @@ pub fn plan(
             });
     }
     let mut new_lock = lock.clone();
-    new_lock.images = pins;
+    new_lock.images = pins.into();
     Ok(Outcome {
         lock: new_lock,
         entries: entries.into_values().collect(),
@@ -235,12 +235,12 @@ pub fn plan(
 fn current_pin(spec: &ImageSpec, lock: &Lock) -> Option<(String, String)> {
     let tag = match &spec.tag {
         Some(t) => t.clone(),
-        None => match lock.tags_of(&spec.repository).as_slice() {
+        None => match lock.images.tags_of(&spec.repository).as_slice() {
             [only] => (*only).to_string(),
             _ => return None,
         },
     };
-    let digest = lock.digest(&spec.repository, &tag)?;
+    let digest = lock.images.digest(&spec.repository, &tag)?;
     Some((tag, digest.to_string()))
 }
 

@@ -131,7 +131,7 @@ fn pins_every_image_once_and_keeps_vips() {
     assert_eq!(out.lock.images.len(), 11);
     assert_eq!(out.lock.vips, lock.vips);
     assert_eq!(
-        out.lock.digest("docker.io/clastix/kamaji", "26.8.2-edge"),
+        out.lock.images.digest("docker.io/clastix/kamaji", "26.8.2-edge"),
         Some(Digest::of(b"kamaji 26.8.2").as_str())
     );
     assert!(out.entries.iter().all(|e| e.change == Change::New));
@@ -180,7 +180,7 @@ fn a_policy_picks_the_newest_allowed_edge_tag_and_sticks_until_update() {
     let mut reg = registry();
     let out = plan(&p, &Lock::default(), &all(), &mut reg).unwrap();
     // 26.8.3-edge is excluded; latest is never picked.
-    assert_eq!(out.lock.tags_of("docker.io/clastix/kamaji"), vec!["26.8.2-edge"]);
+    assert_eq!(out.lock.images.tags_of("docker.io/clastix/kamaji"), vec!["26.8.2-edge"]);
     assert!(reg.calls.contains(&"tags docker.io/clastix/kamaji".to_string()));
 
     let mut reg = registry().with("docker.io/clastix/kamaji", "26.9.1-edge", "kamaji 26.9.1");
@@ -193,7 +193,10 @@ fn a_policy_picks_the_newest_allowed_edge_tag_and_sticks_until_update() {
         images: vec!["clastix/kamaji".into()],
     };
     let moved = plan(&p, &out.lock, &update, &mut reg).unwrap();
-    assert_eq!(moved.lock.tags_of("docker.io/clastix/kamaji"), vec!["26.9.1-edge"]);
+    assert_eq!(
+        moved.lock.images.tags_of("docker.io/clastix/kamaji"),
+        vec!["26.9.1-edge"]
+    );
     assert_eq!(moved.entries.len(), 1);
     assert_eq!(moved.entries[0].change, Change::Moved);
     assert_eq!(moved.entries[0].previous.as_ref().unwrap().tag, "26.8.2-edge");

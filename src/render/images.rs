@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{ImageSpec, Platform};
-use crate::repo::lock::Lock;
+use crate::repo::lock::ImagePins;
 use crate::spec::source::Source;
 
 /// An image as rendered.
@@ -52,7 +52,7 @@ impl Images {
 /// Resolves every image against the lock. Under `locked`, each image without a pin is an error
 /// at its field in `kaas.yaml`; otherwise one loud warning lists them all. An image whose tag a
 /// policy picks and that has no pinned tag is always an error.
-pub fn resolve(platform: &Platform, source: &Source, lock: &Lock, locked: bool) -> (Images, Vec<Diagnostic>) {
+pub fn resolve(platform: &Platform, source: &Source, lock: &ImagePins, locked: bool) -> (Images, Vec<Diagnostic>) {
     let mut out = BTreeMap::new();
     let mut diags = Vec::new();
     let mut unpinned = Vec::new();

@@ -3,7 +3,6 @@
 
 mod backup;
 mod fields;
-mod fleet;
 pub mod names;
 mod platform;
 mod providers;
@@ -18,8 +17,9 @@ pub use tenant::MAX_NAME;
 pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::vips;
 use crate::model::{Model, Platform};
-use crate::repo::lock::Lock;
+use crate::repo::lock::VipAllocations;
 use crate::spec::load::Loaded;
 use crate::spec::raw::{PlatformFile, TenantFile};
 use rayon::prelude::*;
@@ -27,13 +27,13 @@ use rayon::prelude::*;
 /// A loaded tenant file and its stem (`acme` for `tenants/acme.yaml`).
 pub type TenantInput = (String, std::sync::Arc<Loaded<TenantFile>>);
 
-/// The model and the lock as this run leaves it (VIP allocations updated).
+/// The model and the VIP allocations as this run leaves them.
 #[derive(Debug)]
 pub struct Validated {
     /// The fleet.
     pub model: Model,
-    /// The lock with this run's VIP allocations.
-    pub lock: Lock,
+    /// This run's VIP allocations.
+    pub vips: VipAllocations,
     /// Problems that do not stop the run.
     pub warnings: Vec<Diagnostic>,
 }
@@ -48,7 +48,7 @@ pub fn platform(platform: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnos
 pub fn validate(
     platform: &Loaded<PlatformFile>,
     tenants: &[TenantInput],
-    lock: &Lock,
+    previous_vips: &VipAllocations,
     deployed: &std::collections::BTreeMap<String, transitions::Deployed>,
 ) -> Result<Validated, Vec<Diagnostic>> {
     let platform_model = platform::platform(platform)?;
@@ -71,7 +71,7 @@ pub fn validate(
         return Err(errs);
     }
     built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-    let vips = fleet::allocate_vips(&platform_model, &mut built, &lock.vips)?;
+    let vips = vips::allocate(&platform_model, &mut built, previous_vips)?;
     let rule_errors: Vec<Vec<Diagnostic>> = built
         .par_iter()
         .map(|(t, src)| {
@@ -89,14 +89,12 @@ pub fn validate(
     for (t, src) in &built {
         warnings.extend(warnings::tenant(src, &platform_model, t));
     }
-    let mut new_lock = lock.clone();
-    new_lock.vips = vips;
     Ok(Validated {
         model: Model {
             platform: platform_model,
             tenants: built.into_iter().map(|(t, _)| t).collect(),
         },
-        lock: new_lock,
+        vips,
         warnings,
     })
 }

@@ -1,15 +1,21 @@
 //! `kaas.lock`: what the tool decided and must remember between runs. Image tag -> digest pins
-//! (written by `pin`) and the VIPs allocated to tenants from the platform's pools (written by
-//! `render`, so that adding or removing a tenant never moves another tenant's address).
-//! Sorted, versioned, no timestamps; rewritten only when its bytes change.
+//! (written by `pin`, [`pins`]) and the VIPs allocated to tenants from the platform's pools
+//! (written by `render`, [`vips`], so that adding or removing a tenant never moves another
+//! tenant's address). This module is the file format: sorted, versioned, no timestamps;
+//! rewritten only when its bytes change.
 
-use std::collections::BTreeMap;
+pub mod pins;
+pub mod vips;
+
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::Diagnostic;
 use crate::spec::load;
+
+pub use pins::{ImagePins, is_digest};
+pub use vips::VipAllocations;
 
 /// The lock's path, relative to the repository.
 pub const LOCK_PATH: &str = "kaas.lock";
@@ -51,10 +57,10 @@ struct LockFile {
 /// The lock in memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lock {
-    /// Pins by (image, tag).
-    pub images: BTreeMap<(String, String), String>,
-    /// VIPs by tenant.
-    pub vips: BTreeMap<String, IpAddr>,
+    /// Image pins.
+    pub images: ImagePins,
+    /// VIP allocations.
+    pub vips: VipAllocations,
 }
 
 impl Lock {
@@ -89,22 +95,6 @@ impl Lock {
         if problems.is_empty() { Ok(lock) } else { Err(problems) }
     }
 
-    /// The digest pinned for `image:tag`.
-    pub fn digest(&self, image: &str, tag: &str) -> Option<&str> {
-        self.images
-            .get(&(image.to_string(), tag.to_string()))
-            .map(String::as_str)
-    }
-
-    /// The tags pinned for `image` (for images whose tag a policy picks).
-    pub fn tags_of(&self, image: &str) -> Vec<&str> {
-        self.images
-            .keys()
-            .filter(|(i, _)| i == image)
-            .map(|(_, t)| t.as_str())
-            .collect()
-    }
-
     /// The file's bytes: sorted, no timestamps.
     pub fn to_bytes(&self) -> Vec<u8> {
         let file = LockFile {
@@ -130,12 +120,6 @@ impl Lock {
         let body = serde_saphyr::to_string(&file).expect("the lock serializes: plain strings only");
         format!("{HEADER}{body}").into_bytes()
     }
-}
-
-/// `sha256:` followed by 64 lower-case hex digits.
-pub fn is_digest(s: &str) -> bool {
-    s.strip_prefix("sha256:")
-        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }
 
 #[cfg(test)]

@@ -1,21 +1,22 @@
-//! Rules across tenants, and VIP allocation. A tenant without `endpoint.host` gets the lowest
-//! free address of the platform's pools, recorded in `kaas.lock`; an address once recorded stays
-//! with its tenant while the tenant exists, so adding or removing other tenants never moves it.
+//! Where the VIP is chosen. A tenant without `endpoint.host` gets the lowest free address of the
+//! platform's pools, recorded in `kaas.lock`; an address once recorded stays with its tenant
+//! while the tenant exists, so adding or removing other tenants never moves it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{Platform, ServiceType, Tenant};
+use crate::repo::lock::VipAllocations;
 use crate::spec::source::Source;
 
 /// Checks explicit VIPs for uniqueness and allocates the missing ones. `previous` is the
 /// allocation in `kaas.lock`; the result is the new one.
-pub fn allocate_vips(
+pub fn allocate(
     platform: &Platform,
     tenants: &mut [(Tenant, &Source)],
-    previous: &BTreeMap<String, IpAddr>,
-) -> Result<BTreeMap<String, IpAddr>, Vec<Diagnostic>> {
+    previous: &VipAllocations,
+) -> Result<VipAllocations, Vec<Diagnostic>> {
     let mut errs = Vec::new();
     let mut explicit: BTreeMap<IpAddr, String> = BTreeMap::new();
     for (t, src) in tenants.iter() {
@@ -44,7 +45,7 @@ pub fn allocate_vips(
     let mut allocated: BTreeMap<String, IpAddr> = BTreeMap::new();
     // Owners by address and pool users by name, for lookups per tenant (fleets are large).
     let mut owners: BTreeMap<IpAddr, Vec<&String>> = BTreeMap::new();
-    for (name, ip) in previous {
+    for (name, ip) in previous.iter() {
         owners.entry(*ip).or_default().push(name);
     }
     let pool_users: BTreeSet<&str> = tenants
@@ -99,7 +100,11 @@ pub fn allocate_vips(
             ),
         }
     }
-    if errs.is_empty() { Ok(allocated) } else { Err(errs) }
+    if errs.is_empty() {
+        Ok(allocated.into())
+    } else {
+        Err(errs)
+    }
 }
 
 /// Walks the pools in order for addresses not in `used`. Allocation only adds to `used`, so
