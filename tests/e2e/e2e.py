@@ -231,7 +231,6 @@ class E2E:
             fails.append("no tenant HelmRelease of kamaji-etcd on the API server")
         if not as_rel:
             fails.append("no tenant HelmRelease of cluster-autoscaler on the API server")
-        pinned = lambda i, t: f"{i}:{t}@{digest(i, t)}"  # noqa: E731
         seen_jobs = {}
         stop = threading.Event()
         # No kubelet runs, so Helm's pre-install hook Jobs would never finish and the chart's
@@ -249,8 +248,9 @@ class E2E:
                     fails.append(f"{t}: {e}; HelmRelease: {self.hr_status(t, n)}")
                     continue
                 img = sts["spec"]["template"]["spec"]["containers"][0]["image"]
-                if img != pinned("quay.io/coreos/etcd", "v3.6.12"):
-                    fails.append(f"{t}: etcd StatefulSet image {img}, want the pinned {pinned('quay.io/coreos/etcd', 'v3.6.12')}")
+                want_img = self.pinned_from_values(hr["spec"]["values"].get("image", {}))
+                if img != want_img:
+                    fails.append(f"{t}: etcd StatefulSet image {img}, want the pinned {want_img}")
                 for job, image in sorted(seen_jobs.get(t, {}).items()):
                     if "@sha256:" not in image:
                         fails.append(f"{t}: hook Job {job} image {image} is not pinned")
@@ -258,7 +258,8 @@ class E2E:
                     fails.append(f"{t}: no hook Job of kamaji-etcd was seen")
                 try:
                     ds = self.c.wait_for(f"DataStore {want_name}", lambda: self.c.get("datastore", want_name), timeout=120, interval=2)
-                    print(f"  {t}: DataStore {ds['metadata']['name']} driver={ds['spec'].get('driver')} endpoints={ds['spec'].get('endpoints')}", flush=True)
+                    print(f"  {t}: DataStore {ds['metadata']['name']} driver={ds['spec'].get('driver')} endpoints={ds['spec'].get('endpoints')}"
+                          f" tlsConfig={json.dumps(ds['spec'].get('tlsConfig'))}", flush=True)
                 except TimeoutError as e:
                     fails.append(f"{t}: {e}; datastores: {[d['metadata']['name'] for d in self.c.get('datastores')['items']]}")
                 secrets = sorted(s["metadata"]["name"] for s in self.c.get("-n", t, "secrets")["items"])
@@ -281,8 +282,9 @@ class E2E:
                 if not {f"clusterName={t}", f"namespace={t}"} <= parts:
                     fails.append(f"{t}: autoscaler auto-discovery {disc}, want clusterName={t} and namespace={t}")
                 print(f"  {t}: autoscaler args: {args}", flush=True)
-                if ctr["image"] != pinned("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.35.0"):
-                    fails.append(f"{t}: autoscaler image {ctr['image']} is not the pinned reference")
+                want_img = self.pinned_from_values(hr["spec"]["values"].get("image", {}))
+                if ctr["image"] != want_img:
+                    fails.append(f"{t}: autoscaler image {ctr['image']}, want the pinned {want_img}")
                 secrets = [v["secret"]["secretName"] for v in pod.get("volumes", []) if "secret" in v]
                 if f"{t}-kubeconfig" not in secrets:
                     fails.append(f"{t}: autoscaler mounts Secrets {secrets}, want {t}-kubeconfig (CAPI's <cluster>-kubeconfig)")
@@ -299,6 +301,12 @@ class E2E:
             if "Ready=True" not in st:
                 self.r.finding("charts", f"HelmRelease kamaji-system/{h['metadata']['name']} not installed: {st}")
         return fails
+
+    def pinned_from_values(self, image):
+        """repository:tag@digest, the digest being the e2e lock's pin of repository:tag."""
+        repo, tag = image.get("repository"), str(image.get("tag", ""))
+        bare = tag.split("@")[0]
+        return f"{repo}:{bare}@{digest(repo, bare)}"
 
     def deployment_of(self, ns, release):
         for d in self.c.get("-n", ns, "deployments")["items"]:
