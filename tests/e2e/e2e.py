@@ -379,6 +379,9 @@ def main():
         if ok:
             import scenarios
             scenarios.run_all(e, report, args.only)
+    except BaseException as ex:  # noqa: BLE001 - a signal or a crash: the run counts as failed
+        report.results.append(("the run itself", "FAIL", [f"interrupted: {type(ex).__name__} {ex}"]))
+        ok = False
     finally:
         passed, failed = report.summary()
         if failed:

@@ -201,8 +201,8 @@ def broken_overlay(e):
 
 
 def mixed_fleet(e, n=100):
-    """100 generated tenants (bench/gen.py) in one platform, applied through git."""
-    f = e.new_fleet("fleet100", lambda d: generated(d, n))
+    """100 tenants over every provider and topology mode (mixed()), in one platform, through git."""
+    f = e.new_fleet("fleet100", lambda d: mixed(d, n))
     secs_render = f.render()
     sha = f.commit_push(f"{n} generated tenants")
     e.bootstrap(f, open_gate=True)  # the root now follows this repository; the example is pruned
@@ -230,6 +230,34 @@ def generated(d, n):
     shutil.copytree(os.path.join(MAIN, "base"), os.path.join(d, "base"))
 
 
+def mixed(d, n):
+    """n tenants over every provider and topology mode, in one platform: the project's fixture
+    platform of tests/fixtures/topology (ClusterClasses; proxmox, hetzner, kubevirt, nutanix, aws)
+    plus packet and metal-stack; every fixture tenant of tests/fixtures/providers/*/ and
+    tests/fixtures/topology/, topped up to n with bench/gen.py's Proxmox tenants."""
+    import glob, shutil
+    fx = os.path.join(MAIN, "tests", "fixtures")
+    platform = read(os.path.join(fx, "topology", "kaas.yaml"))
+    providers = "infrastructureProviders: {proxmox: v0.9.0, hetzner: v1.1.8, kubevirt: v0.11.2, nutanix: v1.10.3, aws: v2.11.1}"
+    secrets = "providerConfigSecrets: {aws: capa-variables, nutanix: capx-variables, proxmox: capmox-variables}"
+    if providers not in platform or secrets not in platform:
+        raise RuntimeError("tests/fixtures/topology/kaas.yaml changed: update the e2e's mixed fleet")
+    platform = platform.replace(providers, providers[:-1] + ", packet: v0.9.0, metal-stack: v0.8.0}")
+    platform = platform.replace(secrets, secrets[:-1] + ", packet: capp-variables, metal-stack: capms-variables}")
+    platform = platform.replace('pools: ["10.0.4.100-10.0.4.199"]', 'pools: ["10.200.0.0/16"]')
+    write(os.path.join(d, "kaas.yaml"), platform)
+    os.makedirs(os.path.join(d, "tenants"))
+    fixtures = sorted(glob.glob(os.path.join(fx, "providers", "*", "tenants", "*.yaml")) +
+                      glob.glob(os.path.join(fx, "topology", "tenants", "*.yaml")))
+    for f in fixtures:
+        shutil.copy(f, os.path.join(d, "tenants"))
+    sys.path.insert(0, os.path.join(MAIN, "bench"))
+    import gen
+    for i in range(max(0, n - len(fixtures))):
+        write(os.path.join(d, "tenants", f"t{i:05d}.yaml"), gen.tenant(i))
+    shutil.copytree(os.path.join(MAIN, "base"), os.path.join(d, "base"))
+
+
 def run_all(e, r, only=""):
     want = lambda name: not only or any(o in name for o in only.split(","))  # noqa: E731
     r.run("example: Flux applies the rendered fleet as rendered (every Kustomization Ready)", e.example_as_rendered)
@@ -250,5 +278,5 @@ def run_all(e, r, only=""):
         if want("day 2"):
             r.run(name, fn, e)
     if want("mixed"):
-        r.run("mixed fleet: 100 generated tenants", mixed_fleet, e)
+        r.run("mixed fleet: 100 tenants over every provider and topology mode", mixed_fleet, e)
     del gate
