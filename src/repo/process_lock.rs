@@ -1,18 +1,18 @@
-//! One writer at a time (issue 9): an exclusive advisory lock (`flock`) on [`LOCK_FILE`] in the
-//! repository root, held by `render`, `pin`, `pr` and `watch` while they read, plan and write.
+//! One writer at a time (issue 9): an exclusive advisory lock ([`File::try_lock`], `flock` on
+//! Unix) on [`LOCK_FILE`] in the repository root, held by `render`, `pin`, `pr` and `watch` while they read, plan and write.
 //!
 //! The kernel releases a `flock` when its holder exits or dies, so a lock can never outlive its
 //! process: there is no stale-lock detection to get wrong. The file itself only carries the
 //! holder's pid, for the message a second run prints while it waits or gives up, and exists only
 //! while a run holds it (or after a killed run, until the next one).
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{FlockOperation, OFlags};
+use rustix::fs::OFlags;
 
 /// The lock file, relative to the repository root (listed in the `.gitignore` that `init` writes).
 pub const LOCK_FILE: &str = ".kaas-gitops.lock";
@@ -101,7 +101,7 @@ pub fn acquire_with(repo: &Path, timeout: Duration, on_wait: impl FnOnce(Option<
     let mut on_wait = Some(on_wait);
     let mut file = open(&path).map_err(io)?;
     loop {
-        match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        match file.try_lock() {
             // The previous holder deletes the file before it lets go: a lock on a file that is
             // no longer at `path` guards nothing, so open the current one and lock that.
             Ok(()) if is_current(&file, &path) => break,
@@ -109,8 +109,9 @@ pub fn acquire_with(repo: &Path, timeout: Duration, on_wait: impl FnOnce(Option<
                 file = open(&path).map_err(io)?;
                 continue;
             }
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK || e == rustix::io::Errno::INTR => {}
-            Err(e) => return Err(io(e.into())),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
         let pid = read_pid(&mut file);
         if let Some(f) = on_wait.take() {

@@ -683,3 +683,33 @@ fn a_long_value_of_any_text_is_shown_cut_not_a_crash() {
         &[&format!("must be a whole number, not a string ({shown})")],
     );
 }
+
+#[test]
+fn a_cron_schedule_out_of_range_is_refused_at_its_line() {
+    // Five fields of the right shape whose values no CronJob accepts (minute 99, weekday `zz`):
+    // the API server would refuse the CronJob, so render refuses the schedule, in kaas.yaml and in
+    // a tenant alike.
+    let repo = crate::common::Repo::example();
+    let err = repo.assert_edit_refused(
+        "kaas.yaml",
+        |t| t.replace("schedule: \"0 */6 * * *\"", "schedule: \"99 99 99 99 zz\""),
+        "kaas.yaml:48:15",
+        "`99 99 99 99 zz` is not a cron schedule",
+    );
+    assert_error_at(
+        &err,
+        "kaas.yaml:48:15",
+        &[
+            "= field: `spec.backups.schedule`",
+            "= hint: five fields, minute hour day-of-month month day-of-week",
+        ],
+    );
+    let repo = crate::common::Repo::example();
+    let err = repo.assert_edit_refused(
+        "tenants/acme.yaml",
+        |t| t.replace("schedule: \"0 * * * *\"", "schedule: \"0 0 * 13 *\""),
+        "tenants/acme.yaml:15:86",
+        "`0 0 * 13 *` is not a cron schedule",
+    );
+    assert_error_at(&err, "tenants/acme.yaml:15:86", &["= hint: five fields"]);
+}

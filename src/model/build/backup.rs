@@ -147,7 +147,9 @@ fn retention(src: &Source, field: &str, given: Option<u32>, default: u32, errs: 
 
 /// A cron expression the Kubernetes CronJob controller accepts: five fields of numbers, `*`,
 /// ranges, lists and steps (names like `MON` too), or a macro. `CRON_TZ=`/`TZ=` prefixes are
-/// refused because `spec.timeZone` is set to UTC.
+/// refused because `spec.timeZone` is set to UTC. The shape (five fields, no seconds, no Quartz
+/// extensions such as `L`, `W` or `#`) is checked here; the values (minute 0-59, hour 0-23, day
+/// 1-31, month 1-12 or a name, weekday 0-7 or a name) by the `croner` parser.
 fn is_cron(s: &str) -> bool {
     if s.starts_with('@') {
         return [
@@ -162,19 +164,27 @@ fn is_cron(s: &str) -> bool {
         .contains(&s);
     }
     let fields: Vec<&str> = s.split_whitespace().collect();
-    fields.len() == 5
+    // A value is a number or a three-letter name (`JAN`, `MON`).
+    let value = |v: &str| {
+        !v.is_empty()
+            && (v.bytes().all(|b| b.is_ascii_digit()) || v.len() == 3 && v.bytes().all(|b| b.is_ascii_alphabetic()))
+    };
+    let shape = fields.len() == 5
         && fields.iter().all(|f| {
             f.split(',').all(|part| {
                 let (range, step) = part.split_once('/').unwrap_or((part, "1"));
                 let step_ok = !step.is_empty() && step.bytes().all(|b| b.is_ascii_digit());
-                let range_ok = range == "*"
-                    || range.split('-').count() <= 2
-                        && range
-                            .split('-')
-                            .all(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_alphanumeric()));
+                let range_ok = range == "*" || range.split('-').count() <= 2 && range.split('-').all(value);
                 step_ok && range_ok
             })
-        })
+        });
+    shape
+        && croner::parser::CronParser::builder()
+            .seconds(croner::parser::Seconds::Disallowed)
+            .year(croner::parser::Year::Disallowed)
+            .build()
+            .parse(s)
+            .is_ok()
 }
 
 #[cfg(test)]
@@ -183,7 +193,15 @@ mod tests {
 
     #[test]
     fn cron_expressions() {
-        for ok in ["0 */6 * * *", "30 2 * * 1-5", "0 0,12 1 */2 MON", "@daily"] {
+        for ok in [
+            "0 */6 * * *",
+            "30 2 * * 1-5",
+            "0 0,12 1 */2 MON",
+            "@daily",
+            "59 23 31 12 6",
+            "0 9 * JAN-MAR MON-FRI",
+            "*/15 * * * *",
+        ] {
             assert!(is_cron(ok), "{ok}");
         }
         for bad in [
@@ -194,6 +212,17 @@ mod tests {
             "0 -1 * * *",
             "0 */ * * *",
             "TZ=UTC 0 * * * *",
+            "99 99 99 99 zz",
+            "60 * * * *",
+            "0 24 * * *",
+            "0 0 0 * *",
+            "0 0 32 * *",
+            "0 0 * 13 *",
+            "0 0 * FOO *",
+            "0 0 L * *",
+            "0 0 * * 5#3",
+            "0 0 15W * *",
+            "0 0 0 * * *",
         ] {
             assert!(!is_cron(bad), "{bad}");
         }
