@@ -1,4 +1,5 @@
-//! The command line, exactly as typed. `--help` is generated from these doc comments.
+//! The command line, exactly as typed (`--help` is generated from these doc comments), and the
+//! terminal: the printer and how diagnostics are drawn. The only module that knows clap.
 
 use std::path::PathBuf;
 

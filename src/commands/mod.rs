@@ -1,4 +1,5 @@
-//! The shell: each command turns settings into a pipeline run and an exit status.
+//! The shell: each command turns the command line (`cli`) into a pipeline run over the
+//! repository (`repo`) and an exit status.
 
 mod backup;
 mod commit;

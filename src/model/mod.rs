@@ -1,6 +1,7 @@
 //! The normalized fleet: defaults applied, names checked, addresses allocated. Everything the
-//! renderer needs and nothing it must decide. Built only by `validate`; collections are sorted
-//! when built so the renderer cannot reorder them.
+//! renderer needs and nothing it must decide. Built only by [`build`] (spec -> model, with every
+//! rule), VIPs chosen by [`vips`]; collections are sorted when built so the renderer cannot
+//! reorder them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

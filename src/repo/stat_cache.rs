@@ -6,7 +6,7 @@
 //! prove, falls back to the full pipeline.
 //!
 //! Two modes, two records: a plain `render` compares what its input-hash skip does not trust
-//! (see `commands::inputs`: files outside the overlays, each overlay's `kustomization.yaml` and
+//! (see `repo::inputs`: files outside the overlays, each overlay's `kustomization.yaml` and
 //! file list), so its record holds those; `render --check` compares every byte of every output,
 //! so its record holds every output file. A check served from its record therefore proves what
 //! a full check proves: each file is, stat for stat, the one that was compared byte for byte.

@@ -1,5 +1,6 @@
 //! The files people write: their types (`raw`), strict loading (`load`), every shape error of a
-//! refused file (`shape`) and source positions (`source`).
+//! refused file (`shape`, reading jsonschema's errors with `json_schema`) and source positions
+//! (`source`).
 
 pub mod json_schema;
 pub mod load;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use crate::model::{Contract, Platform};
-use crate::validate::{Check, Finding, Fleet, Object, error, warning};
+use crate::validate::{Check, Finding, Fleet, Manifest, error, warning};
 
 /// A release series of one provider.
 #[derive(Debug, Clone)]
@@ -125,7 +125,7 @@ fn contract_str(c: Contract) -> &'static str {
 
 /// A provider object of the fleet and its release.
 struct Installed<'a> {
-    object: &'a Object,
+    object: &'a Manifest,
     version: String,
     series: &'static Series,
 }
@@ -222,7 +222,7 @@ fn against_platform(i: &Installed<'_>, platform: Contract) -> Option<Finding> {
 /// Objects whose API version the installed (or, without one, the platform's) release does not
 /// serve. Reported once per apiVersion and kind, at the first object.
 fn served_versions(fleet: &Fleet, installed: &[Installed<'_>], platform: Option<&Platform>) -> Vec<Finding> {
-    let mut first: BTreeMap<(&str, &str), (&Object, usize)> = BTreeMap::new();
+    let mut first: BTreeMap<(&str, &str), (&Manifest, usize)> = BTreeMap::new();
     let mut reasons: BTreeMap<(&str, &str), String> = BTreeMap::new();
     for o in fleet.rendered() {
         let owner = installed

@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use crate::model::Platform;
 use crate::validate::fleet::place;
-use crate::validate::{Check, Finding, Fleet, Object, error};
+use crate::validate::{Check, Finding, Fleet, Manifest, error};
 
 /// Who creates a DataStore, and at which field.
 struct Creator<'a> {
     name: String,
-    object: &'a Object,
+    object: &'a Manifest,
     field: String,
 }
 
@@ -62,7 +62,7 @@ fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
 }
 
 /// The Helm release a HelmRelease makes: `spec.releaseName`, else `[targetNamespace-]name`.
-pub(crate) fn helm_release_name(o: &Object) -> String {
+pub(crate) fn helm_release_name(o: &Manifest) -> String {
     o.str("spec.releaseName").map_or_else(
         || match o.str("spec.targetNamespace") {
             Some(ns) => format!("{ns}-{}", o.name),

@@ -19,7 +19,7 @@ const BASE: &str = "base";
 
 /// One Kubernetes object as written in a file.
 #[derive(Debug, Clone)]
-pub struct Object {
+pub struct Manifest {
     /// The file, relative to the repository, with `/` separators.
     pub file: String,
     /// The document's text, padded with the lines before it so that line numbers are the
@@ -41,7 +41,7 @@ pub struct Object {
     pub folder: String,
 }
 
-impl Object {
+impl Manifest {
     /// The API group (`""` for the core group).
     pub fn group(&self) -> &str {
         self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
@@ -104,7 +104,7 @@ pub struct Folder {
 #[derive(Debug, Default)]
 pub struct Fleet {
     /// Every object, sorted by file and position.
-    pub objects: Vec<Object>,
+    pub objects: Vec<Manifest>,
     /// Kustomize folders, sorted by path.
     pub folders: Vec<Folder>,
     /// Files read under `overlays/` and `flux/`.
@@ -156,7 +156,7 @@ impl Fleet {
     }
 
     /// The rendered objects (under `overlays/` and `flux/`).
-    pub fn rendered(&self) -> impl Iterator<Item = &Object> {
+    pub fn rendered(&self) -> impl Iterator<Item = &Manifest> {
         self.objects.iter().filter(|o| o.rendered)
     }
 }
@@ -202,7 +202,7 @@ fn walk(repo: &Path, top: &str, out: &mut dyn FnMut(String)) -> Result<()> {
 }
 
 struct Parsed {
-    objects: Vec<Object>,
+    objects: Vec<Manifest>,
     folders: Vec<Folder>,
     findings: Vec<Finding>,
 }
@@ -264,7 +264,7 @@ fn parse_file(rel: &str, bytes: &[u8], rendered: bool) -> Parsed {
             continue;
         }
         let metadata = &value["metadata"];
-        parsed.objects.push(Object {
+        parsed.objects.push(Manifest {
             file: rel.to_string(),
             api_version,
             kind,
@@ -320,7 +320,7 @@ fn yaml_error(rel: &str, text: &str, e: &serde_saphyr::Error) -> Finding {
 }
 
 /// `file:line` of a field, for messages that point at a second place.
-pub(super) fn place(o: &Object, field: &str) -> String {
+pub(super) fn place(o: &Manifest, field: &str) -> String {
     match o.locate(field) {
         Some(l) => format!("{}:{}", l.path, l.line),
         None => o.file.clone(),

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::diagnostics::Diagnostic;
 use crate::spec::source::child_path;
 use crate::validate::fleet::Folder;
-use crate::validate::{Check, Finding, Fleet, Object, error};
+use crate::validate::{Check, Finding, Fleet, Manifest, error};
 
 const ORIGIN: &str = "config.kubernetes.io/origin";
 /// The name of the link to the repository inside the temporary build folder.
@@ -282,7 +282,7 @@ fn compare(fleet: &Fleet, folders: &[&Folder], failed: &BTreeSet<String>, built:
 }
 
 /// The object as kustomize should print it: in its folder's namespace.
-fn expected(o: &Object) -> Value {
+fn expected(o: &Manifest) -> Value {
     let mut v = o.value.clone();
     if let Some(ns) = &o.namespace
         && let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut)

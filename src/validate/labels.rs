@@ -4,20 +4,20 @@ use serde_json::Value;
 
 use crate::model::build::names::{is_dns1123_subdomain, is_label_name_part};
 use crate::spec::source::child_path;
-use crate::validate::{Check, Finding, Object, error};
+use crate::validate::{Check, Finding, Manifest, error};
 
 /// Kubernetes' limit on label values and on the name part of label keys.
 const MAX_LABEL: usize = 63;
 
 /// Label keys and values (`metadata.labels` at any depth and every `matchLabels`) as the API
 /// server validates them. Helm values are the chart's business and are skipped.
-pub fn check(o: &Object) -> Vec<Finding> {
+pub fn check(o: &Manifest) -> Vec<Finding> {
     let mut out = Vec::new();
     walk_labels(o, &o.value, "", &mut out);
     out
 }
 
-fn walk_labels(o: &Object, v: &Value, path: &str, out: &mut Vec<Finding>) {
+fn walk_labels(o: &Manifest, v: &Value, path: &str, out: &mut Vec<Finding>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {

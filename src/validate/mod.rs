@@ -33,7 +33,7 @@ use crate::repo::inputs::PLATFORM_PATH;
 use crate::spec::load;
 use crate::spec::raw::PlatformFile;
 
-pub use fleet::{Fleet, Object};
+pub use fleet::{Fleet, Manifest};
 
 /// Which step found a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -261,16 +261,16 @@ pub fn sort(findings: &mut [Finding]) {
 }
 
 /// An error finding of `check` at `field` of `object`.
-pub(crate) fn error(check: Check, object: &Object, field: &str, message: impl Into<String>) -> Finding {
+pub(crate) fn error(check: Check, object: &Manifest, field: &str, message: impl Into<String>) -> Finding {
     at(check, Severity::Error, object, field, message)
 }
 
 /// A warning finding of `check` at `field` of `object`.
-pub(crate) fn warning(check: Check, object: &Object, field: &str, message: impl Into<String>) -> Finding {
+pub(crate) fn warning(check: Check, object: &Manifest, field: &str, message: impl Into<String>) -> Finding {
     at(check, Severity::Warning, object, field, message)
 }
 
-fn at(check: Check, severity: Severity, object: &Object, field: &str, message: impl Into<String>) -> Finding {
+fn at(check: Check, severity: Severity, object: &Manifest, field: &str, message: impl Into<String>) -> Finding {
     let mut d = match severity {
         Severity::Error => Diagnostic::error(message),
         Severity::Warning => Diagnostic::warning(message),

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::model::{KubeVersion, Platform};
 use crate::spec::source::child_path;
 use crate::validate::fleet::{is_cluster_scoped, place};
-use crate::validate::{Check, Finding, Fleet, Object, error, warning};
+use crate::validate::{Check, Finding, Fleet, Manifest, error, warning};
 use crate::validate::{datastores, labels};
 
 /// Helm's limit on release names.
@@ -18,7 +18,7 @@ const MAX_RELEASE: usize = 53;
 const KUBELET_SKEW: u32 = 3;
 
 /// Every object by `(group, kind, namespace, name)`; cluster-scoped kinds without namespace.
-struct Index<'a>(BTreeMap<(&'a str, &'a str, Option<&'a str>, &'a str), &'a Object>);
+struct Index<'a>(BTreeMap<(&'a str, &'a str, Option<&'a str>, &'a str), &'a Manifest>);
 
 impl<'a> Index<'a> {
     fn new(fleet: &'a Fleet) -> Index<'a> {
@@ -29,13 +29,13 @@ impl<'a> Index<'a> {
         Index(map)
     }
 
-    fn get(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<&'a Object> {
+    fn get(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<&'a Manifest> {
         let namespace = if is_cluster_scoped(kind) { None } else { namespace };
         self.0.get(&(group, kind, namespace, name)).copied()
     }
 }
 
-fn key(o: &Object) -> (&str, &str, Option<&str>, &str) {
+fn key(o: &Manifest) -> (&str, &str, Option<&str>, &str) {
     let ns = if is_cluster_scoped(&o.kind) {
         None
     } else {
@@ -91,7 +91,7 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
 
 /// The same object twice: Flux would apply one over the other.
 fn duplicates(fleet: &Fleet) -> Vec<Finding> {
-    let mut seen: BTreeMap<_, &Object> = BTreeMap::new();
+    let mut seen: BTreeMap<_, &Manifest> = BTreeMap::new();
     let mut out = Vec::new();
     for o in fleet.rendered() {
         if let Some(first) = seen.insert(key(o), o) {
@@ -112,7 +112,7 @@ fn duplicates(fleet: &Fleet) -> Vec<Finding> {
 
 /// A Cluster API reference: `{apiGroup, kind, name}` (v1beta2) or `{apiVersion, kind, name,
 /// namespace}` (v1beta1), to an object in the referrer's namespace.
-fn object_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
+fn object_ref(index: &Index<'_>, o: &Manifest, field: &str) -> Option<Finding> {
     let r = o.get(field)?;
     let kind = r["kind"].as_str()?;
     let name = r["name"].as_str()?;
@@ -142,7 +142,7 @@ fn object_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
 
 /// A managed topology's `spec.topology.classRef` names a ClusterClass (v1beta2; v1beta1 names it
 /// in `spec.topology.class`, in the Cluster's namespace).
-fn class_ref(index: &Index<'_>, o: &Object) -> Option<Finding> {
+fn class_ref(index: &Index<'_>, o: &Manifest) -> Option<Finding> {
     let (field, name, namespace) = match (o.str("spec.topology.classRef.name"), o.str("spec.topology.class")) {
         (Some(n), _) => (
             "spec.topology.classRef.name",
@@ -193,7 +193,7 @@ fn template_refs(v: &Value, path: &str, out: &mut Vec<String>) {
 }
 
 /// `spec.clusterName` names a Cluster in the namespace.
-fn cluster_name(index: &Index<'_>, o: &Object) -> Option<Finding> {
+fn cluster_name(index: &Index<'_>, o: &Manifest) -> Option<Finding> {
     let name = o.str("spec.clusterName")?;
     if index
         .get("cluster.x-k8s.io", "Cluster", o.namespace.as_deref(), name)
@@ -213,7 +213,7 @@ fn cluster_name(index: &Index<'_>, o: &Object) -> Option<Finding> {
 }
 
 /// Cluster API refuses a MachineDeployment whose selector does not match its template's labels.
-fn selector_matches_template(o: &Object) -> Option<Finding> {
+fn selector_matches_template(o: &Manifest) -> Option<Finding> {
     let selector = o.get("spec.selector.matchLabels")?.as_object()?;
     let labels = o.get("spec.template.metadata.labels").and_then(Value::as_object);
     let missing: Vec<String> = selector
@@ -236,7 +236,7 @@ fn selector_matches_template(o: &Object) -> Option<Finding> {
 }
 
 /// A Flux source reference (`{kind, name, namespace}`, namespace defaulting to the referrer's).
-fn source_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
+fn source_ref(index: &Index<'_>, o: &Manifest, field: &str) -> Option<Finding> {
     let r = o.get(field)?;
     let kind = r["kind"].as_str()?;
     let name = r["name"].as_str()?;
@@ -259,7 +259,7 @@ fn source_ref(index: &Index<'_>, o: &Object, field: &str) -> Option<Finding> {
 }
 
 /// The Helm release name Flux uses: `spec.releaseName`, else `[targetNamespace-]name`.
-pub fn release_name(o: &Object) -> Option<Finding> {
+pub fn release_name(o: &Manifest) -> Option<Finding> {
     if o.str("spec.releaseName").is_some() {
         // The CRD's maxLength already reports an explicit name that is too long.
         return None;
@@ -277,7 +277,7 @@ pub fn release_name(o: &Object) -> Option<Finding> {
 }
 
 /// A Flux Kustomization's `path` is a folder with a kustomization and its `dependsOn` exist.
-fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Object) -> Vec<Finding> {
+fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Manifest) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(path) = o.str("spec.path") {
         let rel = path.trim_start_matches("./").trim_end_matches('/');
@@ -323,7 +323,7 @@ fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Object) -> Vec<Findi
 
 /// Two control planes on one address: the second never becomes reachable.
 fn vips(fleet: &Fleet) -> Vec<Finding> {
-    let mut seen: BTreeMap<&str, (&Object, &str)> = BTreeMap::new();
+    let mut seen: BTreeMap<&str, (&Manifest, &str)> = BTreeMap::new();
     let mut out = Vec::new();
     for o in fleet.rendered() {
         let field = match (o.group(), o.kind.as_str()) {
@@ -423,7 +423,7 @@ fn versions(index: &Index<'_>, fleet: &Fleet, platform: Option<&Platform>) -> Ve
     out
 }
 
-fn control_plane_version(index: &Index<'_>, md: &Object) -> Option<KubeVersion> {
+fn control_plane_version(index: &Index<'_>, md: &Manifest) -> Option<KubeVersion> {
     let cluster = index.get(
         "cluster.x-k8s.io",
         "Cluster",

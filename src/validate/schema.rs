@@ -17,7 +17,7 @@ use crate::spec::source::child_path;
 use crate::validate::cel::{self, Notes, Rules};
 use crate::validate::crd::{Catalog, Lookup};
 use crate::validate::keyword::CustomError;
-use crate::validate::{Check, Finding, Fleet, Object, builtin, error, warning};
+use crate::validate::{Check, Finding, Fleet, Manifest, builtin, error, warning};
 
 /// A compiled schema per `(apiVersion, kind)` of the fleet.
 pub struct Validators {
@@ -85,7 +85,7 @@ impl Validators {
     }
 
     /// Every schema and CEL finding of one object.
-    pub fn check(&self, o: &Object) -> Vec<Finding> {
+    pub fn check(&self, o: &Manifest) -> Vec<Finding> {
         let Some(entry) = self.entries.get(&(o.api_version.clone(), o.kind.clone())) else {
             return Vec::new();
         };
@@ -431,7 +431,7 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn finding(o: &Object, e: &ValidationError<'_>, converted: &Value, origin: &str) -> Vec<Finding> {
+fn finding(o: &Manifest, e: &ValidationError<'_>, converted: &Value, origin: &str) -> Vec<Finding> {
     let path = dotted(e.instance_path());
     let shown_path = if path.is_empty() {
         "the object".to_string()

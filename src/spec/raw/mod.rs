@@ -1,6 +1,6 @@
 //! The files people write, exactly as written: `kaas.yaml` (Platform) and `tenants/*.yaml`
 //! (Tenant). Every struct denies unknown keys so that a typo is an error, never ignored.
-//! Defaults are not applied here; `validate` turns these into the `model`.
+//! Defaults are not applied here; `model::build` turns these into the `model`.
 
 use std::collections::BTreeMap;
 
