@@ -12,7 +12,8 @@ SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..
 # Go modules (downloaded by tests/e2e/run) whose config/crd/bases complete ../shared/crds.
 UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.com/fluxcd/kustomize-controller@v1.9.4",
                         "github.com/fluxcd/helm-controller@v1.6.3", "sigs.k8s.io/cluster-api-operator@v0.28.0",
-                        "sigs.k8s.io/cluster-api-provider-kubevirt@v0.11.2")
+                        "sigs.k8s.io/cluster-api-provider-kubevirt@v0.11.2",
+                        "github.com/nutanix-cloud-native/cluster-api-provider-nutanix@v1.10.3")
 
 
 def free_port():
@@ -176,7 +177,8 @@ class Cluster:
         # ExternalArtifact to start).
         # IPAMProvider likewise comes from sigs.k8s.io/cluster-api-operator at the tag of
         # ../shared/crds/operator.cluster.x-k8s.io (v0.28.0; its other CRDs are byte-identical),
-        # KubevirtClusterTemplate from sigs.k8s.io/cluster-api-provider-kubevirt v0.11.2 (ditto).
+        # KubevirtClusterTemplate from sigs.k8s.io/cluster-api-provider-kubevirt v0.11.2 and
+        # NutanixClusterTemplate from cluster-api-provider-nutanix v1.10.3 (ditto).
         for mod in UPSTREAM_CRD_MODULES:
             for f in glob.glob(os.path.join(self.gomodcache, mod, "config/crd/bases/*.yaml")):
                 files[os.path.basename(f)] = f
