@@ -8,6 +8,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 pub mod build;
+pub mod pins;
 mod providers;
 mod topology;
 pub mod vips;

@@ -1,13 +1,14 @@
 //! Where the VIP is chosen. A tenant without `endpoint.host` gets the lowest free address of the
 //! platform's pools, recorded in `kaas.lock`; an address once recorded stays with its tenant
 //! while the tenant exists, so adding or removing other tenants never moves it.
+//! [`VipAllocations`] is what `kaas.lock` keeps (`repo::lock`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
+use std::ops::{Deref, DerefMut};
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{Platform, ServiceType, Tenant};
-use crate::repo::lock::VipAllocations;
 use crate::spec::source::Source;
 
 /// Checks explicit VIPs for uniqueness and allocates the missing ones. `previous` is the
@@ -146,6 +147,29 @@ impl<'a> FreeVips<'a> {
             self.next = None;
         }
         None
+    }
+}
+
+/// Allocated VIPs by tenant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VipAllocations(BTreeMap<String, IpAddr>);
+
+impl From<BTreeMap<String, IpAddr>> for VipAllocations {
+    fn from(vips: BTreeMap<String, IpAddr>) -> Self {
+        VipAllocations(vips)
+    }
+}
+
+impl Deref for VipAllocations {
+    type Target = BTreeMap<String, IpAddr>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for VipAllocations {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
     }
 }
 

@@ -29,7 +29,7 @@ impl Digest {
     /// Parses `sha256:<64 lower-case hex>`; other algorithms are refused because the lock and
     /// every consumer of it (Kubernetes, Flux) compare sha256 digests.
     pub fn parse(text: &str) -> Result<Digest, DigestParseError> {
-        if crate::repo::lock::is_digest(text) {
+        if crate::model::pins::is_digest(text) {
             Ok(Digest(text.to_string()))
         } else {
             Err(DigestParseError(text.to_string()))

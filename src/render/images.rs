@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::pins::ImagePins;
 use crate::model::{ImageSpec, Platform};
-use crate::repo::lock::ImagePins;
 use crate::spec::source::Source;
 
 /// An image as rendered.

@@ -18,8 +18,8 @@ pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::vips;
+use crate::model::vips::VipAllocations;
 use crate::model::{Model, Platform};
-use crate::repo::lock::VipAllocations;
 use crate::spec::load::Loaded;
 use crate::spec::raw::{PlatformFile, TenantFile};
 use rayon::prelude::*;

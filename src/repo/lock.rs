@@ -1,11 +1,8 @@
 //! `kaas.lock`: what the tool decided and must remember between runs. Image tag -> digest pins
-//! (written by `pin`, [`pins`]) and the VIPs allocated to tenants from the platform's pools
-//! (written by `render`, [`vips`], so that adding or removing a tenant never moves another
+//! (written by `pin`, `model::pins`) and the VIPs allocated to tenants from the platform's pools
+//! (written by `render`, `model::vips`, so that adding or removing a tenant never moves another
 //! tenant's address). This module is the file format: sorted, versioned, no timestamps;
 //! rewritten only when its bytes change.
-
-pub mod pins;
-pub mod vips;
 
 use std::net::IpAddr;
 
@@ -14,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostics::Diagnostic;
 use crate::spec::load;
 
-pub use pins::{ImagePins, is_digest};
-pub use vips::VipAllocations;
+use crate::model::pins::{ImagePins, is_digest};
+use crate::model::vips::VipAllocations;
 
 /// The lock's path, relative to the repository.
 pub const LOCK_PATH: &str = "kaas.lock";

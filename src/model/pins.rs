@@ -1,4 +1,5 @@
-//! Image pins of `kaas.lock`: tag -> digest per image, written by `pin`, read by rendering.
+//! Image pins: tag -> digest per image, as `pin` resolves them and `kaas.lock` keeps them
+//! (`repo::lock`); rendering reads them.
 
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
