@@ -1,8 +1,9 @@
 //! The source layout keeps its promises (issue 19): the core (`spec`, `model`, `render`, the
-//! `validate` engine) never reaches into the shell (`commands`, `cli`, clap, the terminal), and
-//! no two files import each other, directly or around a loop. Reads `src/**/*.rs` as text: every
-//! `crate::` and `super::` path outside `#[cfg(test)]` code is an edge from its file to the file
-//! of the module it names.
+//! `validate` engine) never reaches into the shell (`commands`, `cli`, clap, the terminal), the
+//! pure core (`spec`, `model`, `render`) names no disk, process or clock, no module is split
+//! into `x.rs` beside `x/`, and no two files import each other, directly or around a loop.
+//! Reads `src/**/*.rs` as text: every `crate::` and `super::` path outside `#[cfg(test)]` code
+//! is an edge from its file to the file of the module it names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -271,4 +272,17 @@ fn the_core_never_imports_the_shell() {
         violations.is_empty(),
         "core modules that reach into the shell (or, for spec, model and render, the disk): {violations:#?}"
     );
+}
+
+#[test]
+fn no_module_file_beside_a_folder_of_the_same_name() {
+    // `x.rs` beside `x/` splits one module over two places; a module with children is `x/mod.rs`.
+    let (_, sources) = graph();
+    let beside: Vec<String> = sources
+        .keys()
+        .filter(|m| !m.is_empty())
+        .map(|m| m.replace("::", "/"))
+        .filter(|m| src().join(format!("{m}.rs")).is_file() && src().join(m).is_dir())
+        .collect();
+    assert!(beside.is_empty(), "files beside a folder of the same name: {beside:?}");
 }
