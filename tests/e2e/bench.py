@@ -24,7 +24,8 @@ def one(args, n):
         e.start()
 
         f = e.new_fleet(f"bench{n}", lambda d: generated(d, n))
-        render = f.render()
+        f.render()  # with the pins new_fleet added
+        render = f.first_render
         t0 = time.time()
         sha = f.commit_push(f"{n} tenants")
         push = time.time() - t0

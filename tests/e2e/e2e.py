@@ -107,7 +107,9 @@ class E2E:
         f.init(fill)
         write_lock(f.dir)
         # Pin whatever else the render asks for (it names every image it renders by tag alone).
+        t0 = time.time()
         r = f.kaas_gitops("render", check=False)
+        f.first_render = time.time() - t0  # the full render of a fresh repository
         m = UNPINNED.search(r.stderr)
         if m:
             refs = [x.strip().rsplit(":", 1) for x in m.group(1).split(",")]

@@ -203,7 +203,8 @@ def broken_overlay(e):
 def mixed_fleet(e, n=100):
     """100 tenants over every provider and topology mode (mixed()), in one platform, through git."""
     f = e.new_fleet("fleet100", lambda d: mixed(d, n))
-    secs_render = f.render()
+    f.render()
+    secs_render = f.first_render
     sha = f.commit_push(f"{n} generated tenants")
     e.bootstrap(f, open_gate=True)  # the root now follows this repository; the example is pruned
     f.poke()
