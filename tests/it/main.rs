@@ -13,6 +13,7 @@ mod invariants;
 mod layout;
 mod pin;
 mod providers;
+mod reference;
 mod registry;
 mod render;
 mod stat_cache;

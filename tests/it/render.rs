@@ -2,18 +2,7 @@
 
 use std::time::SystemTime;
 
-use crate::common::{Repo, kustomize};
-
-/// The whole rendered tree, each file under a `── path ──` header, for a snapshot.
-fn rendered(repo: &Repo) -> String {
-    let mut out = String::new();
-    for (path, bytes) in repo.snapshot() {
-        if path.starts_with("overlays/") || path.starts_with("flux/") || path == "kaas.lock" {
-            out.push_str(&format!("── {path} ──\n{}\n", String::from_utf8_lossy(&bytes)));
-        }
-    }
-    out
-}
+use crate::common::{Repo, kustomize, rendered};
 
 fn mtimes(repo: &Repo) -> Vec<(String, SystemTime)> {
     repo.snapshot()
