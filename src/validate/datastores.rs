@@ -18,7 +18,7 @@ struct Creator<'a> {
 }
 
 /// The DataStores the fleet creates: DataStore objects, kamaji-etcd releases, and the kamaji
-/// release's bundled kamaji-etcd (see shared/charts/FACTS.md for the values these read).
+/// release's bundled kamaji-etcd (clastix/kamaji-etcd chart 0.17.0 `values.yaml` and `templates/_helpers.tpl` for the values these read).
 fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
     let mut out = Vec::new();
     for o in &fleet.objects {

@@ -72,7 +72,7 @@ fn documented(file: &str) -> BTreeMap<String, usize> {
 
 /// The type a path is rooted at, when it starts with a capital letter (`Image.tag` -> `Image`).
 fn type_root(path: &str) -> Option<&str> {
-    let head = path.split(|c: char| c == '.' || c == '[').next().unwrap_or("");
+    let head = path.split(['.', '[']).next().unwrap_or("");
     head.starts_with(|c: char| c.is_ascii_uppercase()).then_some(head)
 }
 

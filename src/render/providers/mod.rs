@@ -42,7 +42,7 @@ pub(crate) struct Kinds {
     pub machine_template: Kind,
 }
 
-/// The kinds of `provider`, in the API versions of `../shared/spec/README.md`.
+/// The kinds of `provider`, in the API versions of the pinned provider releases.
 pub(crate) fn kinds(provider: Provider) -> Kinds {
     let k = |kind, api_version| Kind { kind, api_version };
     let (version, cluster, template, machine) = match provider {

@@ -1,6 +1,6 @@
 //! The provider blocks of `spec.infrastructure` (and of a ClusterClass in `kaas.yaml`), one per
 //! infrastructure provider, as written. Field names follow the upstream objects they feed (see
-//! `../shared/spec/tenant.md`); credentials are always the name of a Secret, never a value.
+//! docs/reference/tenant.md); credentials are always the name of a Secret, never a value.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -24,7 +24,7 @@ use crate::spec::source::Source;
 pub(crate) use installed::installed;
 pub(crate) use proxmox::pool_machine;
 
-/// The release each provider's hints suggest (the one `../shared/crds` was taken from).
+/// The release each provider's hints suggest (the one whose CRDs the tests validate against).
 pub(crate) fn example_version(p: Provider) -> &'static str {
     match p {
         Provider::Proxmox => "v0.9.0",
