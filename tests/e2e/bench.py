@@ -7,7 +7,7 @@ Usage: tests/e2e/bench [N ...]   (default: 10 100)
 The platform Kustomization's wait is turned off by the e2e's root Kustomization, as in the
 e2e's "gate open" scenario: with it on, nothing behind the platform gate is ever applied here.
 """
-import os, shutil, subprocess, sys, time
+import os, shutil, signal, sys, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import e2e as _  # noqa: E402,F401 - for sys.path
@@ -46,6 +46,9 @@ def main():
         ap.add_argument(a, required=True)
     ap.add_argument("sizes", nargs="*", type=int, default=[10, 100])
     args = ap.parse_args()
+    # A signal ends the run through one()'s finally, so every process is stopped.
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda s, _f: sys.exit(128 + s))
     rows = []
     for n in args.sizes:
         render, push, ready, ks, bad = one(args, n)
