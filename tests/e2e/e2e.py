@@ -156,7 +156,13 @@ class E2E:
 
     # ---- scenarios -------------------------------------------------------------------------
     def example_as_rendered(self):
-        """The example repository, rendered and pushed: every Kustomization Ready at the pushed revision."""
+        """The example repository, rendered and pushed, as Flux applies it. This test bed runs no
+        kubelet and no cert-manager (which the kamaji chart needs: its Issuers and Certificates),
+        so Kamaji itself never becomes Ready here. What the rendered gate promises is asserted:
+        the platform Kustomization applies the revision and then waits for exactly what every
+        tenant needs (the `kamaji` HelmRelease and the Kamaji ControlPlaneProvider), never for the
+        backup claim, the CronJob or an infrastructure provider; and each tenant waits for it.
+        When everything is Ready (a bed that can run Kamaji), that passes too."""
         self.ex = f = self.new_fleet("example", Fleet.example)
         r = f.kaas_gitops("render")
         if UNPINNED.search(r.stderr):
@@ -167,12 +173,36 @@ class E2E:
         f.wait_source(sha)
         self.ex_sha = sha
         secs, state = f.wait_ready(self.ex_sha, timeout=self.a.gate_timeout)
-        bad = self.describe(state)
-        for b in bad:
-            self.r.finding("example", b)
-        if not bad:
+        if all(s[0] for s in state.values()):
             self.r.figure("example: push -> all Ready", f"{secs:.1f}s")
-        return bad
+            return []
+        fails = []
+        platform = self.c.get("-n", "flux-system", "kustomization", "kaas-platform")
+        st = platform.get("status", {})
+        ready = next((c for c in st.get("conditions", []) if c["type"] == "Ready"), {})
+        message = ready.get("message") or ""
+        if st.get("lastAttemptedRevision") != f"main@sha1:{sha}":
+            fails.append(f"kaas-platform did not apply main@sha1:{sha}: {st.get('lastAttemptedRevision')}: {message}")
+        waited = re.findall(r"(\w+)/([\w.-]+)/([\w.-]+) status", message)
+        gate = {("HelmRelease", "kamaji-system", "kamaji"), ("ControlPlaneProvider", "kamaji-system", "kamaji")}
+        if not waited:
+            fails.append(f"kaas-platform is not Ready, but not for its health checks: {ready.get('reason')}: {message}")
+        for w in waited:
+            if w not in gate:
+                fails.append(f"kaas-platform waits for {'/'.join(w)}, which no tenant needs: {message}")
+        for n, s in sorted(state.items()):
+            if n in ("kaas-platform", "flux-system") or s[0]:
+                continue
+            if "dependency 'flux-system/kaas-platform' is not ready" not in (s[2] or ""):
+                fails.append(f"Kustomization {n}: not Ready for another reason than the platform gate: {s[1]}: {s[2]}")
+        kamaji = self.c.kubectl("get", "-n", "kamaji-system", "helmrelease", "kamaji", "-o", "json", check=False)
+        if kamaji.returncode == 0:
+            hr = json.loads(kamaji.stdout)
+            why = next((c.get("message", "") for c in hr.get("status", {}).get("conditions", []) if c["type"] == "Ready"), "")
+            self.r.finding("example", "the gate waits on the kamaji HelmRelease, which cannot become Ready on this test bed "
+                           "(no cert-manager, no kubelet): " + why[:300])
+        self.r.figure("example: gate observed (platform applied, waiting on Kamaji only)", f"{secs:.1f}s")
+        return fails
 
     def example_gate_open(self):
         """Same revision with the platform's wait turned off by the e2e: the tenants apply, and every

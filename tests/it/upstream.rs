@@ -503,3 +503,30 @@ fn a_provider_whose_cloud_controller_manager_is_not_installed_is_warned_about() 
     let again = quiet.run(&["render"]);
     assert!(!again.stderr.contains("cloud controller manager"), "{}", again.stderr);
 }
+
+// cluster-api-provider-proxmox v0.9.0 and cluster-api-provider-packet v0.9.0 both give their
+// MachineTemplate CRD the short name `pmt`: the API server establishes only the first
+// (observed on kube-apiserver v1.34 in tests/e2e).
+#[test]
+fn proxmox_and_packet_together_are_warned_about_their_clashing_short_name() {
+    let repo = Repo::example();
+    repo.replace(
+        "kaas.yaml",
+        "    infrastructureProviders: {proxmox: v0.9.0}\n",
+        "    infrastructureProviders: {proxmox: v0.9.0, packet: v0.9.0}\n",
+    );
+    repo.replace(
+        "kaas.yaml",
+        "    providerConfigSecrets: {proxmox: capmox-credentials}\n",
+        "    providerConfigSecrets: {proxmox: capmox-credentials, packet: capp-variables}\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("both claim the short name `pmt`"),
+        "{}",
+        run.stderr
+    );
+    let plain = rendered_example().run(&["render"]);
+    assert!(!plain.stderr.contains("`pmt`"), "{}", plain.stderr);
+}

@@ -318,6 +318,24 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
 /// maintainers deprecated.
 pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    // Both providers' MachineTemplate CRDs claim the short name `pmt` in one group
+    // (cluster-api-provider-proxmox v0.9.0 and cluster-api-provider-packet v0.9.0,
+    // config/crd/bases/infrastructure.cluster.x-k8s.io_*machinetemplates.yaml): the API server
+    // accepts the names of the first and never establishes the second (seen on kube-apiserver
+    // v1.34 in the end-to-end tests), so its machines cannot be created.
+    if p.infrastructure_providers.contains_key(&Provider::Proxmox)
+        && p.infrastructure_providers.contains_key(&Provider::Packet)
+    {
+        out.push(
+            loaded
+                .source
+                .warning(
+                    "spec.clusterApi.infrastructureProviders",
+                    "the proxmox and packet providers' MachineTemplate CRDs both claim the short name `pmt`: the API server establishes only the one installed first",
+                )
+                .with_hint("run them on separate management clusters, or remove `shortNames` from one CRD after the operator installs it"),
+        );
+    }
     // cluster-api v1.14.0 `bootstrap/kubeadm/webhooks/admission/kubeadmconfig.go`: `format:
     // ignition` is refused unless the kubeadm bootstrap provider runs with this gate, off by
     // default (`feature/feature.go`). kaas-gitops does not install that provider.

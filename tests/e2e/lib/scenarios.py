@@ -261,7 +261,7 @@ def mixed(d, n):
 
 def run_all(e, r, only=""):
     want = lambda name: not only or any(o in name for o in only.split(","))  # noqa: E731
-    r.run("example: Flux applies the rendered fleet as rendered (every Kustomization Ready)", e.example_as_rendered)
+    r.run("example as rendered: the platform applies and gates the tenants on Kamaji alone", e.example_as_rendered)
     if not hasattr(e, "ex_sha"):
         why = "the example repository was never rendered and pushed (see the first scenario)"
         for name in ("example (gate open)", "charts", "day 2", "mixed fleet"):
