@@ -522,11 +522,7 @@ fn proxmox_and_packet_together_are_warned_about_their_clashing_short_name() {
     );
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("both claim the short name `pmt`"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("both claim the short name `pmt`"), "{}", run.stderr);
     let plain = rendered_example().run(&["render"]);
     assert!(!plain.stderr.contains("`pmt`"), "{}", plain.stderr);
 }
