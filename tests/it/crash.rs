@@ -123,6 +123,7 @@ fn render(repo: &Repo) -> std::process::Child {
 fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_converges() {
     const TENANTS: usize = 300;
     const KILLS: u32 = 30;
+    const MORE_KILLS: u32 = 120;
     let seed = std::env::var("KAAS_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -139,9 +140,19 @@ fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_conv
     assert!(run.stderr.contains(&format!("{TENANTS} tenant(s)")), "{}", run.stderr);
     every_file_is_whole(repo.path(), None);
     let (mut killed, mut finished, mut leftovers, mut mid_write) = (0, 0, 0, 0);
-    for i in 0..KILLS {
-        set_memory(&repo, 5001 + i);
-        let delay = Duration::from_micros(rng.next() % (full.as_micros() as u64 * 11 / 10).max(1));
+    let full_us = (full.as_micros() as u64).max(1);
+    // KILLS spread over a whole render, then (bounded) more from its middle on, where the tree
+    // is written, until one lands mid-write: how long the render spends before writing depends
+    // on the machine's load, so a fixed number of kills may all land before the first write.
+    let mut i = 0;
+    while i < KILLS || (mid_write == 0 && i < KILLS + MORE_KILLS) {
+        i += 1;
+        set_memory(&repo, 5000 + i);
+        let delay = if i <= KILLS {
+            Duration::from_micros(rng.next() % (full_us * 11 / 10))
+        } else {
+            Duration::from_micros(full_us / 2 + rng.next() % (full_us * 5 / 2))
+        };
         // A second of slack for file systems with coarse timestamps.
         let since = SystemTime::now() - Duration::from_secs(1);
         let mut child = render(&repo);
