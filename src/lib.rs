@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod crd_fetch;
 pub mod diagnostics;
 pub mod git;
 pub mod model;

@@ -268,6 +268,21 @@ pub struct PinArgs {
     /// `clastix/kamaji`), optionally with `:TAG`. Other pins stay as they are.
     #[arg(value_name = "IMAGE")]
     pub images: Vec<String>,
+    #[command(flatten)]
+    pub fetch: CrdFetchArgs,
+}
+
+/// Where the release assets holding the CRDs come from (`validate`, `pin`).
+#[derive(Debug, Clone, Args)]
+pub struct CrdFetchArgs {
+    /// A mirror laid out like https://github.com (`<owner>/<repo>/releases/download/<version>/<file>`)
+    /// to download the CRD release assets from, for machines without access to GitHub.
+    #[arg(long, value_name = "URL", env = "KAAS_CRD_MIRROR")]
+    pub crd_mirror: Option<String>,
+    /// The folder downloaded CRD release assets are kept in [default: the user's cache folder,
+    /// e.g. ~/.cache/kaas-gitops/crds].
+    #[arg(long, value_name = "DIR", env = "KAAS_CRD_CACHE")]
+    pub crd_cache: Option<PathBuf>,
 }
 
 /// `diff`.
@@ -289,9 +304,12 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// A folder of CustomResourceDefinition YAML (searched recursively) to check custom
-    /// resources against. Required: without CRDs no custom resource can be checked.
+    /// resources against, instead of the CRDs of the releases kaas.yaml pins (which validate
+    /// downloads once from their GitHub releases and then reads from its cache).
     #[arg(long, value_name = "DIR", env = "KAAS_CRDS")]
     pub crds: Option<PathBuf>,
+    #[command(flatten)]
+    pub fetch: CrdFetchArgs,
     /// Output format: findings for people on stderr, one JSON document on stdout, or GitHub
     /// Actions annotations on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]

@@ -3,6 +3,7 @@
 
 mod backup;
 mod commit;
+mod crds;
 mod diff;
 mod init;
 mod pin;

@@ -12,11 +12,13 @@ use serde_json::json;
 
 use crate::cli::Printer;
 use crate::cli::{Format, PinArgs};
-use crate::commands::ExitStatus;
 use crate::commands::render::report_invalid;
+use crate::commands::{ExitStatus, crds};
+use crate::crd_fetch::{self, Mode};
 use crate::diagnostics::Diagnostic;
 use crate::model::Platform;
 use crate::model::build;
+use crate::model::crd_assets::crd_assets;
 use crate::pin::auth::DockerConfig;
 use crate::pin::registry::{OciRegistry, Options};
 use crate::pin::{self, Change, Entry, Outcome, PinError, Request};
@@ -44,6 +46,7 @@ impl Settings {
             timeout,
             format,
             images,
+            fetch: _,
         } = args;
         let env_path = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         Settings {
@@ -71,17 +74,81 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         docker_config: settings.docker_config.clone(),
     })
     .context("failed to start the registry client")?;
-    let outcome = match pin::plan(&platform, &lock, &settings.request, &mut registry) {
+    let mut outcome = match pin::plan(&platform, &lock, &settings.request, &mut registry) {
         Ok(o) => o,
         Err(e) => return Ok(report_error(printer, settings.format, e)),
+    };
+    // Naming images pins only those; otherwise the CRD release assets are pinned too.
+    let crds = if settings.request.images.is_empty() {
+        let fetch = crds::settings(&args.fetch, settings.timeout)?;
+        let mode = if settings.request.update {
+            Mode::Refresh
+        } else {
+            Mode::Verify
+        };
+        let assets = crd_assets(&platform, &outcome.lock.images);
+        match crd_fetch::fetch_all(&fetch, &assets, &lock.crds, mode) {
+            Ok(fetched) => {
+                outcome.lock.crds = fetched.iter().map(|f| (f.url.clone(), f.locked())).collect();
+                fetched
+            }
+            Err(problems) => return Ok(crds::report(printer, settings.format, &problems)),
+        }
+    } else {
+        Vec::new()
     };
     let bytes = outcome.lock.to_bytes();
     let written = lock_bytes.as_deref() != Some(&bytes[..]);
     if written {
         write_lock(repo, bytes)?;
     }
-    report(printer, settings.format, &outcome, written);
+    report(printer, settings.format, &outcome, written, &platform);
+    report_crds(printer, settings.format, &lock, &crds);
+    report_moving_charts(printer, settings.format, &platform);
     Ok(ExitStatus::Success)
+}
+
+/// What changed among the CRD release assets.
+fn report_crds(printer: &Printer, format: Format, before: &Lock, crds: &[crd_fetch::Fetched]) {
+    if format != Format::Human {
+        return;
+    }
+    for f in crds {
+        match before.crds.get(&f.url) {
+            None => printer.status(&format!("pinned    crds {} {}", f.asset, f.sha256)),
+            Some(old) if old.sha256 != f.sha256 => {
+                printer.status(&format!("moved     crds {} {} -> {}", f.asset, old.sha256, f.sha256));
+            }
+            Some(_) if printer.verbose() => printer.status(&format!("unchanged crds {} {}", f.asset, f.sha256)),
+            Some(_) => {}
+        }
+    }
+}
+
+/// `kaas.lock` pins images and CRDs, not charts: say which chart versions are not reproducible.
+fn report_moving_charts(printer: &Printer, format: Format, platform: &Platform) {
+    for (field, chart) in platform.charts() {
+        let Some(why) = chart.moving() else { continue };
+        let message = format!(
+            "chart {} {} is not reproducible: {why}; `kaas.lock` cannot pin it",
+            chart.name, chart.version
+        );
+        let hint = "pin a released chart version, or mirror the chart into an OCI registry under a version of your own (docs/pin.md)";
+        match format {
+            Format::Human => {
+                printer.status(&format!("warning: {message} (`{PLATFORM_PATH}` {field})"));
+                printer.hint(hint);
+            }
+            Format::Github => {
+                let d = Diagnostic::warning(message)
+                    .in_file(PLATFORM_PATH)
+                    .field(field)
+                    .with_hint(hint);
+                printer.data(&format!("{}\n", d.github_annotation()));
+            }
+            Format::Json => {}
+        }
+    }
 }
 
 /// `kaas.yaml` validated into the platform model, and the lock parsed; `Ok(Err(..))` holds
@@ -90,7 +157,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
     clippy::type_complexity,
     reason = "a one-off tuple, named by the bindings at the call"
 )]
-fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Diagnostic>>> {
+pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Diagnostic>>> {
     let inputs = match inputs::read(repo, &[])? {
         Ok(i) => i,
         Err(d) => return Ok(Err(d)),
@@ -122,13 +189,24 @@ fn write_lock(repo: &Path, bytes: Vec<u8>) -> Result<()> {
     tree::apply(repo, &plan).with_context(|| format!("failed to write `{LOCK_PATH}`"))
 }
 
-fn report(printer: &Printer, format: Format, outcome: &Outcome, written: bool) {
+fn report(printer: &Printer, format: Format, outcome: &Outcome, written: bool, platform: &Platform) {
     let count = |c: Change| outcome.entries.iter().filter(|e| e.change == c).count();
     match format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
-            json!({"ok": true, "lock": LOCK_PATH, "written": written, "images": outcome.entries})
-        )),
+        Format::Json => {
+            let crds: Vec<_> = outcome.lock.crds.values().collect();
+            let moving: Vec<_> = platform
+                .charts()
+                .into_iter()
+                .filter_map(|(field, c)| {
+                    c.moving()
+                        .map(|why| json!({"chart": c.name, "version": c.version, "field": field, "why": why}))
+                })
+                .collect();
+            printer.data(&format!(
+                "{}\n",
+                json!({"ok": true, "lock": LOCK_PATH, "written": written, "images": outcome.entries, "crds": crds, "unpinnedCharts": moving})
+            ));
+        }
         Format::Github => {}
         Format::Human => {
             for e in &outcome.entries {

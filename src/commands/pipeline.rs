@@ -223,6 +223,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
     let after = Lock {
         images: lock.images.clone(),
         vips: validated.vips,
+        crds: lock.crds.clone(),
     };
     let new_lock = (after != lock || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&after.to_bytes()[..])))
         .then(|| after.to_bytes());

@@ -1,29 +1,40 @@
 //! `validate`: runs every check on the files on disk and prints the findings.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use serde_json::json;
 
 use crate::cli::Printer;
-use crate::cli::{Format, ValidateArgs};
-use crate::commands::ExitStatus;
-use crate::validate::{self, Options, Report};
+use crate::cli::{CrdFetchArgs, Format, ValidateArgs};
+use crate::commands::render::report_invalid;
+use crate::commands::{ExitStatus, crds, pin};
+use crate::crd_fetch::{self, Mode};
+use crate::model::crd_assets::crd_assets;
+use crate::validate::{self, CrdSource, Options, Report};
+
+/// How long one release asset download may take.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs `validate`.
 pub fn run(printer: &Printer, repo: &Path, args: &ValidateArgs) -> Result<ExitStatus> {
     let ValidateArgs {
         crds,
+        fetch,
         format,
         no_kustomize,
     } = args;
-    let Some(crds) = crds else {
-        bail!("no CRD folder: pass `--crds DIR` or set `KAAS_CRDS` (a folder of CustomResourceDefinition YAML)");
-    };
     let started = Instant::now();
+    let crds = match crds {
+        Some(dir) => CrdSource::Folder(dir.clone()),
+        None => match pinned_crds(printer, repo, fetch, *format)? {
+            Ok(texts) => CrdSource::Texts(texts),
+            Err(status) => return Ok(status),
+        },
+    };
     let options = Options {
-        crds: crds.clone(),
+        crds,
         kustomize: !no_kustomize,
     };
     let report = validate::run(repo, &options)?;
@@ -33,6 +44,55 @@ pub fn run(printer: &Printer, repo: &Path, args: &ValidateArgs) -> Result<ExitSt
     } else {
         ExitStatus::Success
     })
+}
+
+/// The CRDs of the releases `kaas.yaml` pins, from the cache or downloaded, verified against
+/// `kaas.lock`; or the exit status after printing why not.
+fn pinned_crds(
+    printer: &Printer,
+    repo: &Path,
+    args: &CrdFetchArgs,
+    format: Format,
+) -> Result<Result<Vec<(String, String)>, ExitStatus>> {
+    let (platform, lock, _) = match pin::load(repo)? {
+        Ok(loaded) => loaded,
+        Err(diags) => {
+            let status = report_invalid(printer, format, diags);
+            printer.note(
+                "the CRDs to check against follow from the releases `kaas.yaml` pins: fix it, or pass `--crds DIR`",
+            );
+            return Ok(Err(status));
+        }
+    };
+    let settings = crds::settings(args, DOWNLOAD_TIMEOUT)?;
+    let assets = crd_assets(&platform, &lock.images);
+    let fetched = match crd_fetch::fetch_all(&settings, &assets, &lock.crds, Mode::Verify) {
+        Ok(f) => f,
+        Err(problems) => return Ok(Err(crds::report(printer, format, &problems))),
+    };
+    let unlocked: Vec<String> = fetched
+        .iter()
+        .filter(|f| !lock.crds.contains_key(&f.url))
+        .map(|f| f.asset.to_string())
+        .collect();
+    if !unlocked.is_empty() && format == Format::Human {
+        printer.status(&format!(
+            "warning: {} CRD release asset(s) have no sha256 in `kaas.lock`, so a changed asset would go unnoticed: {}",
+            unlocked.len(),
+            unlocked.join(", ")
+        ));
+        printer.hint("run `kaas-gitops pin` to record them");
+    }
+    if printer.verbose() {
+        for f in &fetched {
+            let from = if f.cached { "cache" } else { "downloaded" };
+            printer.status(&format!("crds: {} {} ({from}, {})", f.asset, f.url, f.sha256));
+        }
+    }
+    Ok(Ok(fetched
+        .into_iter()
+        .map(|f| (format!("{} {}", f.asset.component, f.asset.file_name()), f.text))
+        .collect()))
 }
 
 fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {

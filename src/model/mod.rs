@@ -8,6 +8,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 pub mod build;
+pub mod crd_assets;
 pub mod pins;
 mod providers;
 mod topology;
@@ -177,6 +178,24 @@ pub struct Platform {
     pub author: Option<(String, String)>,
     /// Scheduled etcd snapshots; `None`: no backups rendered.
     pub backups: Option<Backups>,
+    /// The releases on the management cluster that kaas-gitops does not install itself.
+    pub management: ManagementReleases,
+}
+
+/// The releases the management cluster runs beside what the platform layer installs: their
+/// CRDs are part of what `validate` checks the fleet against (`model::crd_assets`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManagementReleases {
+    /// Cluster API (core and the kubeadm bootstrap provider).
+    pub cluster_api: String,
+    /// cluster-api-operator.
+    pub operator: String,
+    /// Flux source-controller.
+    pub flux_source: String,
+    /// Flux kustomize-controller.
+    pub flux_kustomize: String,
+    /// Flux helm-controller.
+    pub flux_helm: String,
 }
 
 /// `spec.backups` with defaults applied.
@@ -218,7 +237,38 @@ pub enum BackupDestination {
     },
 }
 
+impl Chart {
+    /// Why this version can stand for other bytes tomorrow, if it can: a range picks the newest
+    /// match, and `+latest` build metadata is republished on every push (Clastix's kamaji chart
+    /// `0.0.0+latest`), while Flux re-pulls only when the version string changes.
+    pub fn moving(&self) -> Option<&'static str> {
+        let v = self.version.as_str();
+        if v.contains(['^', '~', '>', '<', '*', '|', ' ', ',']) || v.split('.').any(|p| p == "x" || p == "X") {
+            Some("a version range picks whatever the newest match is when Flux pulls")
+        } else if v.ends_with("+latest") {
+            Some("the chart is republished under this same version on every upstream push")
+        } else {
+            None
+        }
+    }
+}
+
 impl Platform {
+    /// The platform's charts with the `kaas.yaml` field that sets each one's version.
+    pub fn charts(&self) -> Vec<(&'static str, &Chart)> {
+        let mut out = vec![
+            ("spec.kamaji.chart.version", &self.kamaji_chart),
+            ("spec.kamajiEtcd.chart.version", &self.etcd_chart),
+            ("spec.clusterAutoscaler.chart.version", &self.autoscaler_chart),
+        ];
+        out.extend(
+            self.nutanix_ccm_chart
+                .as_ref()
+                .map(|c| ("spec.cloudControllerManagers.nutanix.version", c)),
+        );
+        out
+    }
+
     /// Every image the platform renders, in a fixed order.
     pub fn images(&self) -> Vec<&ImageSpec> {
         let mut images = vec![

@@ -1,9 +1,11 @@
 //! `kaas.lock`: what the tool decided and must remember between runs. Image tag -> digest pins
 //! (written by `pin`, `model::pins`) and the VIPs allocated to tenants from the platform's pools
 //! (written by `render`, `model::vips`, so that adding or removing a tenant never moves another
-//! tenant's address). This module is the file format: sorted, versioned, no timestamps;
+//! tenant's address), and the sha256 of each release asset whose CRDs `validate` checks
+//! against (written by `pin`, `crate::crd_fetch`). This module is the file format: sorted, versioned, no timestamps;
 //! rewritten only when its bytes change.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,22 @@ pub struct LockedImage {
     pub digest: String,
 }
 
+/// One release asset of CRDs, as `pin` fetched it: `validate` refuses the asset when its bytes
+/// differ.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LockedCrdAsset {
+    /// The upstream address, e.g.
+    /// `https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.14.0/core-components.yaml`.
+    pub url: String,
+    /// What it belongs to, e.g. `cluster-api`.
+    pub component: String,
+    /// Its release.
+    pub version: String,
+    /// `sha256:<64 hex>` of its bytes.
+    pub sha256: String,
+}
+
 /// One allocated VIP.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +67,8 @@ struct LockFile {
     images: Vec<LockedImage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     vips: Vec<LockedVip>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    crds: Vec<LockedCrdAsset>,
 }
 
 /// The lock in memory.
@@ -58,6 +78,8 @@ pub struct Lock {
     pub images: ImagePins,
     /// VIP allocations.
     pub vips: VipAllocations,
+    /// CRD release assets by upstream URL.
+    pub crds: BTreeMap<String, LockedCrdAsset>,
 }
 
 impl Lock {
@@ -89,6 +111,17 @@ impl Lock {
         for v in file.vips {
             lock.vips.insert(v.tenant, v.address);
         }
+        for (i, asset) in file.crds.into_iter().enumerate() {
+            if !is_digest(&asset.sha256) {
+                problems.push(
+                    loaded
+                        .source
+                        .error(&format!("crds[{i}].sha256"), "not a sha256 digest")
+                        .with_hint("expected `sha256:` and 64 lower-case hex digits; run `kaas-gitops pin`"),
+                );
+            }
+            lock.crds.insert(asset.url.clone(), asset);
+        }
         if problems.is_empty() { Ok(lock) } else { Err(problems) }
     }
 
@@ -113,6 +146,7 @@ impl Lock {
                     address: *address,
                 })
                 .collect(),
+            crds: self.crds.values().cloned().collect(),
         };
         let body = serde_saphyr::to_string(&file).expect("the lock serializes: plain strings only");
         format!("{HEADER}{body}").into_bytes()

@@ -78,6 +78,22 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// The CRDs in `(name, text)` pairs, e.g. release assets (which hold other objects too:
+    /// those are ignored). The first definition of a group and kind wins.
+    pub fn from_texts(texts: &[(String, String)]) -> Result<Catalog> {
+        let parsed: Vec<Result<Vec<Crd>>> = texts
+            .par_iter()
+            .map(|(name, text)| parse(name, text).with_context(|| format!("failed to read CRDs from {name}")))
+            .collect();
+        let mut catalog = Catalog::default();
+        for crds in parsed {
+            for crd in crds? {
+                catalog.crds.entry((crd.group.clone(), crd.kind.clone())).or_insert(crd);
+            }
+        }
+        Ok(catalog)
+    }
+
     /// How many CRDs were loaded.
     pub fn len(&self) -> usize {
         self.crds.len()

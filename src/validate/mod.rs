@@ -130,11 +130,20 @@ impl Serialize for Finding {
     }
 }
 
+/// Where the CRDs come from.
+#[derive(Debug, Clone)]
+pub enum CrdSource {
+    /// A folder of CRD YAML (`--crds`).
+    Folder(PathBuf),
+    /// Texts by name: the release assets `kaas.yaml` pins, fetched by the caller.
+    Texts(Vec<(String, String)>),
+}
+
 /// What to check.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The folder of CRD YAML.
-    pub crds: PathBuf,
+    /// The CRDs.
+    pub crds: CrdSource,
     /// Build every folder with kustomize.
     pub kustomize: bool,
 }
@@ -179,7 +188,10 @@ pub fn run(repo: &Path, options: &Options) -> Result<Report> {
         report.timings.push((name, clock.elapsed()));
         clock = Instant::now();
     };
-    let catalog = crd::Catalog::load(&options.crds)?;
+    let catalog = match &options.crds {
+        CrdSource::Folder(dir) => crd::Catalog::load(dir)?,
+        CrdSource::Texts(texts) => crd::Catalog::from_texts(texts)?,
+    };
     report.crds = catalog.len();
     lap(&mut report, "load CRDs");
 

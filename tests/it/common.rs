@@ -10,11 +10,79 @@ pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A command running the built binary with a clean environment for colour.
+/// A command running the built binary with a clean environment for colour, and CRD release
+/// assets from the tests' shared loopback mirror into a cache of this test process (never the
+/// user's cache, never the network).
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kaas-gitops"));
     c.env("NO_COLOR", "1").env_remove("KAAS_REPO");
+    let shared = shared_mirror();
+    c.env("KAAS_CRD_MIRROR", shared.mirror.url())
+        .env("KAAS_CRD_CACHE", shared.cache.path());
     c
+}
+
+/// The mirror and the cache every `bin()` shares.
+struct SharedMirror {
+    mirror: ReleaseMirror,
+    cache: tempfile::TempDir,
+}
+
+fn shared_mirror() -> &'static SharedMirror {
+    static SHARED: std::sync::OnceLock<SharedMirror> = std::sync::OnceLock::new();
+    SHARED.get_or_init(|| SharedMirror {
+        mirror: ReleaseMirror::serve(&crds_dir(), None),
+        cache: tempfile::tempdir().expect("a temp dir"),
+    })
+}
+
+/// GitHub's release downloads on loopback, assembled from a CRD folder and its SOURCES.md
+/// (tests/it/support/release_mirror.py); stopped when dropped, or when the test process ends.
+pub struct ReleaseMirror {
+    child: std::sync::Mutex<std::process::Child>,
+    port: u16,
+}
+
+impl ReleaseMirror {
+    /// Serves `crds`; appends each requested path to `log`, if given.
+    pub fn serve(crds: &Path, log: Option<&Path>) -> ReleaseMirror {
+        use std::io::BufRead;
+        let script = project_root().join("tests/it/support/release_mirror.py");
+        let mut cmd = Command::new("python3");
+        cmd.arg(script).arg(crds);
+        if let Some(log) = log {
+            cmd.arg(log);
+        }
+        let mut child = cmd
+            // Kept open by `child`: the server stops when it closes.
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("the mirror prints its port");
+        let port = line.trim().parse().expect("a port");
+        ReleaseMirror {
+            child: std::sync::Mutex::new(child),
+            port,
+        }
+    }
+
+    /// The base URL, in place of `https://github.com`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for ReleaseMirror {
+    fn drop(&mut self) {
+        if let Ok(child) = self.child.get_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// What a command printed and how it exited.
@@ -141,7 +209,12 @@ impl Repo {
         let mut c = bin();
         c.arg("--repo").arg(self.path()).args(args);
         for (k, v) in env {
-            c.env(k, v);
+            // An empty value removes the variable (clap would ignore it anyway).
+            if v.is_empty() {
+                c.env_remove(k);
+            } else {
+                c.env(k, v);
+            }
         }
         c.output().expect("the binary runs").into()
     }

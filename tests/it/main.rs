@@ -3,6 +3,7 @@
 mod backup;
 mod common;
 mod crash;
+mod crd_fetch;
 mod crd_schema;
 mod errors;
 mod fuzz;

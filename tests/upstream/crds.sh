@@ -17,4 +17,7 @@ out="$(mktemp -d "${TMPDIR:-/tmp}/kaas-crds.XXXXXX")"
 cp -R "$shared"/. "$out"/
 chmod -R u+w "$out"
 cp "$dir/config/crd/bases/operator.cluster.x-k8s.io_ipamproviders.yaml" "$out/operator.cluster.x-k8s.io/ipamproviders.yaml"
+# Its provenance, in SOURCES.md's table format (the tests' release mirror reads that table).
+version=$(cd "$here" && go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api-operator)
+[ -f "$out/SOURCES.md" ] && printf '| `operator.cluster.x-k8s.io/ipamproviders.yaml` | IPAMProvider | kubernetes-sigs/cluster-api-operator | `config/crd/bases/operator.cluster.x-k8s.io_ipamproviders.yaml` | `%s` | (Go module) |\n' "$version" >> "$out/SOURCES.md"
 echo "$out"

@@ -3,6 +3,6 @@
 // downloads the modules and copies files out of them.
 module kaas-gitops.dev/tests/upstream
 
-go 1.26
+go 1.26.5
 
 require sigs.k8s.io/cluster-api-operator v0.28.0

@@ -7,7 +7,9 @@ use crate::diagnostics::Diagnostic;
 use crate::model::build::fields::{ETCD_JOB_IMAGE, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{providers, topology};
-use crate::model::{Chart, ImageSpec, KubeVersion, LoadBalancer, Platform, Provider, repository_name};
+use crate::model::{
+    Chart, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, Platform, Provider, repository_name,
+};
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
 use crate::spec::source::Source;
@@ -264,6 +266,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     }
 
     let backups = crate::model::build::backup::platform(src, spec.backups.as_ref(), &mut errs);
+    let contract = spec.cluster_api.contract.unwrap_or(Contract::V1beta2);
+    let management = management_releases(src, spec, contract, &mut errs);
 
     if !errs.is_empty() {
         return Err(errs);
@@ -291,7 +295,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         etcd_cfssl_image,
         etcd_kubectl_image,
         etcd_job_image,
-        contract: spec.cluster_api.contract.unwrap_or(Contract::V1beta2),
+        contract,
         cp_provider_version: cpp.version.clone(),
         cp_provider_replicas: cpp.replicas.unwrap_or(2),
         cp_provider_image,
@@ -311,6 +315,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         branch_prefix,
         author,
         backups,
+        management,
     })
 }
 
@@ -362,6 +367,43 @@ pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> 
         );
     }
     out
+}
+
+/// The management cluster's own releases, defaults applied: the newest Cluster API release of
+/// the contract (v1.14 speaks v1beta2; v1.10 is the last that speaks only v1beta1, see
+/// `validate::contracts`), and the Flux v2.9 line (flux2 v2.9.x ships helm-controller v1.6.x,
+/// kustomize-controller v1.9.x and source-controller v1.9.x).
+fn management_releases(
+    src: &Source,
+    spec: &raw::PlatformSpec,
+    contract: Contract,
+    errs: &mut Vec<Diagnostic>,
+) -> ManagementReleases {
+    let mut pick = |field: &str, set: Option<&String>, default: &str| {
+        let v = set.cloned().unwrap_or_else(|| default.to_string());
+        release(src, field, &v, errs);
+        v
+    };
+    let capi_default = match contract {
+        Contract::V1beta2 => "v1.14.0",
+        Contract::V1beta1 => "v1.10.4",
+    };
+    let flux = spec.flux.controllers.clone().unwrap_or_default();
+    ManagementReleases {
+        cluster_api: pick(
+            "spec.clusterApi.coreVersion",
+            spec.cluster_api.core_version.as_ref(),
+            capi_default,
+        ),
+        operator: pick(
+            "spec.clusterApi.operatorVersion",
+            spec.cluster_api.operator_version.as_ref(),
+            "v0.28.0",
+        ),
+        flux_source: pick("spec.flux.controllers.source", flux.source.as_ref(), "v1.9.1"),
+        flux_kustomize: pick("spec.flux.controllers.kustomize", flux.kustomize.as_ref(), "v1.9.4"),
+        flux_helm: pick("spec.flux.controllers.helm", flux.helm.as_ref(), "v1.6.3"),
+    }
 }
 
 /// A provider release: `vMAJOR.MINOR.PATCH`.

@@ -525,6 +525,21 @@ pub struct Flux {
     /// Spread tenant Kustomizations over this many kustomize-controller shards: each gets the
     /// label `sharding.fluxcd.io/key: shard<K>` (K = 1..N, a stable hash of the tenant name).
     pub shards: Option<u32>,
+    /// The Flux controller releases on the management cluster, whose CRDs `validate` checks
+    /// against (defaults: the Flux v2.9 line).
+    pub controllers: Option<FluxControllers>,
+}
+
+/// `spec.flux.controllers`: Flux controller releases.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FluxControllers {
+    /// source-controller (default `v1.9.1`).
+    pub source: Option<String>,
+    /// kustomize-controller (default `v1.9.4`).
+    pub kustomize: Option<String>,
+    /// helm-controller (default `v1.6.3`).
+    pub helm: Option<String>,
 }
 
 /// A Flux source reference.
@@ -645,6 +660,12 @@ pub struct EtcdJobs {
 pub struct ClusterApi {
     /// The Cluster API contract of the management cluster (default `v1beta2`).
     pub contract: Option<Contract>,
+    /// The Cluster API release on the management cluster (core and kubeadm bootstrap), whose
+    /// CRDs `validate` checks against (default: `v1.14.0` for `v1beta2`, `v1.10.4` for `v1beta1`).
+    pub core_version: Option<String>,
+    /// The cluster-api-operator release on the management cluster, whose `*Provider` CRDs
+    /// `validate` checks against (default `v0.28.0`).
+    pub operator_version: Option<String>,
     /// The Kamaji control plane provider.
     pub control_plane_provider: ControlPlaneProvider,
     /// Infrastructure provider versions by name, e.g. `{proxmox: v0.9.0}`.

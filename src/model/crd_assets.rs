@@ -1,0 +1,171 @@
+//! Which upstream release assets hold the CRDs the fleet is checked against: one list per
+//! platform, built from the versions `kaas.yaml` pins. `validate` fetches these (through a
+//! cache, `crate::crd_fetch`), `pin` records their sha256 in `kaas.lock`.
+//!
+//! The asset names follow clusterctl's provider contract (cluster-api v1.14.0
+//! `docs/book/src/developer/providers/contracts/clusterctl.md`: a provider "MUST release a file
+//! called" `core-components.yaml`, `bootstrap-components.yaml`, `control-plane-components.yaml`,
+//! `infrastructure-components.yaml` or `addon-components.yaml`), which are also the files
+//! cluster-api-operator fetches for the `*Provider` objects kaas-gitops renders.
+//! cluster-api-operator publishes `operator-components.yaml` (its `docs/book`, "Using Manifests
+//! from Release Assets"); each Flux controller `<controller>.crds.yaml` (what flux2's
+//! `manifests/bases/<controller>/kustomization.yaml` fetches). Kamaji publishes no manifest
+//! asset: its CRDs are the chart's `charts/kamaji/crds/` at the git tag of the Kamaji image.
+
+use std::fmt;
+
+use crate::model::pins::ImagePins;
+use crate::model::{Platform, Provider};
+
+/// The host that serves every asset; a mirror replaces it.
+pub const UPSTREAM: &str = "https://github.com";
+
+/// One file of CRDs (among other objects) that an upstream release publishes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CrdAsset {
+    /// What it belongs to, e.g. `cluster-api`, `infrastructure-proxmox`, `flux-helm-controller`.
+    pub component: String,
+    /// The release, e.g. `v1.14.0`.
+    pub version: String,
+    /// `owner/name` of the GitHub repository.
+    pub repository: &'static str,
+    /// The path after the repository: `releases/download/<version>/<file>` or
+    /// `raw/<tag>/<path>`.
+    pub path: String,
+    /// The `kaas.yaml` field that sets the version (or would: most have a default).
+    pub field: String,
+}
+
+impl CrdAsset {
+    /// The asset's address under `base` (`UPSTREAM`, or a mirror laid out the same way).
+    pub fn url(&self, base: &str) -> String {
+        format!("{}/{}/{}", base.trim_end_matches('/'), self.repository, self.path)
+    }
+
+    /// The file name, the last part of the path.
+    pub fn file_name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+
+    fn release(
+        component: impl Into<String>,
+        (field, version): (&str, &str),
+        repository: &'static str,
+        file: &str,
+    ) -> CrdAsset {
+        CrdAsset {
+            component: component.into(),
+            version: version.to_string(),
+            repository,
+            path: format!("releases/download/{version}/{file}"),
+            field: field.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for CrdAsset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} ({})", self.component, self.version, self.file_name())
+    }
+}
+
+/// The GitHub repository that releases an infrastructure provider.
+pub fn provider_repository(provider: Provider) -> &'static str {
+    match provider {
+        Provider::Proxmox => "ionos-cloud/cluster-api-provider-proxmox",
+        Provider::Hetzner => "syself/cluster-api-provider-hetzner",
+        Provider::Kubevirt => "kubernetes-sigs/cluster-api-provider-kubevirt",
+        Provider::Nutanix => "nutanix-cloud-native/cluster-api-provider-nutanix",
+        Provider::MetalStack => "metal-stack/cluster-api-provider-metal-stack",
+        Provider::Packet => "kubernetes-sigs/cluster-api-provider-packet",
+        Provider::Aws => "kubernetes-sigs/cluster-api-provider-aws",
+    }
+}
+
+/// Every asset whose CRDs the platform's fleet uses, sorted by component. Kamaji's follow its
+/// image tag; a tag policy's tag is the one `pins` holds (none pinned yet: no Kamaji asset).
+pub fn crd_assets(p: &Platform, pins: &ImagePins) -> Vec<CrdAsset> {
+    let m = &p.management;
+    let mut out = vec![
+        CrdAsset::release(
+            "cluster-api",
+            ("spec.clusterApi.coreVersion", &m.cluster_api),
+            "kubernetes-sigs/cluster-api",
+            "core-components.yaml",
+        ),
+        CrdAsset::release(
+            "bootstrap-kubeadm",
+            ("spec.clusterApi.coreVersion", &m.cluster_api),
+            "kubernetes-sigs/cluster-api",
+            "bootstrap-components.yaml",
+        ),
+        CrdAsset::release(
+            "cluster-api-operator",
+            ("spec.clusterApi.operatorVersion", &m.operator),
+            "kubernetes-sigs/cluster-api-operator",
+            "operator-components.yaml",
+        ),
+        CrdAsset::release(
+            "control-plane-kamaji",
+            ("spec.clusterApi.controlPlaneProvider.version", &p.cp_provider_version),
+            "clastix/cluster-api-control-plane-provider-kamaji",
+            "control-plane-components.yaml",
+        ),
+        CrdAsset::release(
+            "flux-source-controller",
+            ("spec.flux.controllers.source", &m.flux_source),
+            "fluxcd/source-controller",
+            "source-controller.crds.yaml",
+        ),
+        CrdAsset::release(
+            "flux-kustomize-controller",
+            ("spec.flux.controllers.kustomize", &m.flux_kustomize),
+            "fluxcd/kustomize-controller",
+            "kustomize-controller.crds.yaml",
+        ),
+        CrdAsset::release(
+            "flux-helm-controller",
+            ("spec.flux.controllers.helm", &m.flux_helm),
+            "fluxcd/helm-controller",
+            "helm-controller.crds.yaml",
+        ),
+    ];
+    for (provider, version) in &p.infrastructure_providers {
+        out.push(CrdAsset::release(
+            format!("infrastructure-{}", provider.as_str()),
+            (
+                &format!("spec.clusterApi.infrastructureProviders.{}", provider.as_str()),
+                version,
+            ),
+            provider_repository(*provider),
+            "infrastructure-components.yaml",
+        ));
+    }
+    for (name, version) in &p.addon_providers {
+        if name == "helm" {
+            out.push(CrdAsset::release(
+                "addon-helm",
+                ("spec.clusterApi.addonProviders.helm", version),
+                "kubernetes-sigs/cluster-api-addon-provider-helm",
+                "addon-components.yaml",
+            ));
+        }
+    }
+    let image = &p.kamaji_image;
+    let pinned = || pins.tags_of(&image.repository).into_iter().max();
+    let Some(kamaji_tag) = image.tag.as_deref().or_else(pinned) else {
+        out.sort();
+        return out;
+    };
+    for plural in ["tenantcontrolplanes", "datastores"] {
+        out.push(CrdAsset {
+            component: "kamaji".into(),
+            version: kamaji_tag.to_string(),
+            repository: "clastix/kamaji",
+            path: format!("raw/{kamaji_tag}/charts/kamaji/crds/kamaji.clastix.io_{plural}.yaml"),
+            field: "spec.kamaji.image.tag".into(),
+        });
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,99 @@
+"""A mirror of GitHub's release downloads for the CRDs the tests hold: what kaas-gitops fetches
+with `KAAS_CRD_MIRROR` pointing here. Argument 1 is a CRD folder with its SOURCES.md (the
+provenance table naming, for each CRD file, the upstream repository, the path in it and the
+release tag); argument 2, optional, a file to append each requested path to.
+
+It serves what those releases publish, assembled from the CRD files:
+- `/<owner>/<repo>/releases/download/<tag>/<name>-components.yaml`: every CRD of that repository
+  and tag (for cluster-api, `core-components.yaml` those under `core/` and
+  `bootstrap-components.yaml` those under `bootstrap/`), with a Namespace and a Deployment
+  holding a clusterctl variable around them, as the real files have;
+- `/<owner>/<repo>/releases/download/<tag>/<controller>.crds.yaml` (Flux): the CRDs alone;
+- `/<owner>/<repo>/raw/<tag>/<path>`: one file of the repository at the tag (Kamaji's chart CRDs).
+Anything else is 404."""
+
+import http.server
+import os
+import re
+import sys
+
+from loopback import serve
+
+ROW = re.compile(r"^\| `([^`]+\.yaml)` \| \w+ \| ([\w.-]+/[\w.-]+) \| `([^`]+)` \| `([^`]+)` \|")
+
+crds = sys.argv[1]
+log = sys.argv[2] if len(sys.argv) > 2 else None
+rows = []  # (file under crds, repo, upstream path, tag)
+with open(os.path.join(crds, "SOURCES.md"), encoding="utf-8") as f:
+    for line in f:
+        m = ROW.match(line)
+        if m:
+            rows.append(m.groups())
+
+AROUND_HEAD = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: mirror-system\n"
+AROUND_TAIL = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: controller-manager\n"
+    "  namespace: mirror-system\nspec:\n  template:\n    spec:\n      containers:\n"
+    "      - name: manager\n        args:\n        - --diagnostics-address=${DIAGNOSTICS_ADDRESS:=:8443}\n"
+)
+
+
+def read(rel):
+    with open(os.path.join(crds, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def document(text):
+    text = text if text.endswith("\n") else text + "\n"
+    return text if text.startswith("---") else "---\n" + text
+
+
+def asset(repo, tag, name):
+    chosen = [r for r in rows if r[1] == repo and r[3] == tag]
+    if name == "core-components.yaml":
+        chosen = [r for r in chosen if r[2].startswith("core/")]
+    elif name == "bootstrap-components.yaml":
+        chosen = [r for r in chosen if r[2].startswith("bootstrap/")]
+    elif not (name.endswith("-components.yaml") or name.endswith(".crds.yaml")):
+        return None
+    if not chosen:
+        return None
+    body = "".join(document(read(r[0])) for r in sorted(chosen))
+    if name.endswith("-components.yaml"):
+        body = document(AROUND_HEAD) + body + document(AROUND_TAIL)
+    return body
+
+
+def raw(repo, tag, path):
+    for r in rows:
+        if r[1] == repo and r[3] == tag and r[2] == path:
+            return read(r[0])
+    return None
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if log:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(self.path + "\n")
+        parts = self.path.lstrip("/").split("/")
+        body = None
+        if len(parts) == 6 and parts[2:4] == ["releases", "download"]:
+            body = asset(parts[0] + "/" + parts[1], parts[4], parts[5])
+        elif len(parts) > 4 and parts[2] == "raw":
+            body = raw(parts[0] + "/" + parts[1], parts[3], "/".join(parts[4:]))
+        if body is None:
+            self.send_error(404)
+            return
+        data = body.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+serve(Handler)
