@@ -49,7 +49,7 @@ pub fn report(printer: &Printer, format: Format, problems: &[Problem]) -> ExitSt
         Format::Human => {
             printer.diagnostics(&diags);
             printer.status(&format!(
-                "error: the CRDs of {} release asset(s) are not available; nothing was checked or written",
+                "error: {} CRD release asset(s) could not be used; nothing was checked or written",
                 problems.len()
             ));
         }

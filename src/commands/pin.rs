@@ -102,17 +102,22 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
     if written {
         write_lock(repo, bytes)?;
     }
-    report(printer, settings.format, &outcome, written, &platform);
-    report_crds(printer, settings.format, &lock, &crds);
-    report_moving_charts(printer, settings.format, &platform);
+    report(
+        printer,
+        settings.format,
+        &outcome,
+        written,
+        &platform,
+        &(&lock, &crds[..]),
+    );
+    if settings.request.images.is_empty() {
+        report_moving_charts(printer, settings.format, &platform);
+    }
     Ok(ExitStatus::Success)
 }
 
 /// What changed among the CRD release assets.
-fn report_crds(printer: &Printer, format: Format, before: &Lock, crds: &[crd_fetch::Fetched]) {
-    if format != Format::Human {
-        return;
-    }
+fn report_crds(printer: &Printer, before: &Lock, crds: &[crd_fetch::Fetched]) {
     for f in crds {
         match before.crds.get(&f.url) {
             None => printer.status(&format!("pinned    crds {} {}", f.asset, f.sha256)),
@@ -189,7 +194,17 @@ fn write_lock(repo: &Path, bytes: Vec<u8>) -> Result<()> {
     tree::apply(repo, &plan).with_context(|| format!("failed to write `{LOCK_PATH}`"))
 }
 
-fn report(printer: &Printer, format: Format, outcome: &Outcome, written: bool, platform: &Platform) {
+/// The lock before this run, and the CRD release assets fetched.
+type CrdChange<'a> = (&'a Lock, &'a [crd_fetch::Fetched]);
+
+fn report(
+    printer: &Printer,
+    format: Format,
+    outcome: &Outcome,
+    written: bool,
+    platform: &Platform,
+    (before, crds): &CrdChange<'_>,
+) {
     let count = |c: Change| outcome.entries.iter().filter(|e| e.change == c).count();
     match format {
         Format::Json => {
@@ -220,6 +235,7 @@ fn report(printer: &Printer, format: Format, outcome: &Outcome, written: bool, p
                     Change::Unchanged => {}
                 }
             }
+            report_crds(printer, before, crds);
             let counts = format!(
                 "{} new, {} moved, {} unchanged",
                 count(Change::New),

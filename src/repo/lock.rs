@@ -148,7 +148,11 @@ impl Lock {
                 .collect(),
             crds: self.crds.values().cloned().collect(),
         };
-        let body = serde_saphyr::to_string(&file).expect("the lock serializes: plain strings only");
+        // One line per value, never folded into `>-`: a release asset's URL is one long token.
+        let mut options = serde_saphyr::SerializerOptions::default();
+        options.folded_wrap_chars = usize::MAX;
+        let body =
+            serde_saphyr::to_string_with_options(&file, options).expect("the lock serializes: plain strings only");
         format!("{HEADER}{body}").into_bytes()
     }
 }

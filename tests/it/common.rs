@@ -31,7 +31,7 @@ struct SharedMirror {
 fn shared_mirror() -> &'static SharedMirror {
     static SHARED: std::sync::OnceLock<SharedMirror> = std::sync::OnceLock::new();
     SHARED.get_or_init(|| SharedMirror {
-        mirror: ReleaseMirror::serve(&crds_dir(), None),
+        mirror: ReleaseMirror::serve_any_kamaji_tag(&crds_dir()),
         cache: tempfile::tempdir().expect("a temp dir"),
     })
 }
@@ -46,12 +46,24 @@ pub struct ReleaseMirror {
 impl ReleaseMirror {
     /// Serves `crds`; appends each requested path to `log`, if given.
     pub fn serve(crds: &Path, log: Option<&Path>) -> ReleaseMirror {
+        ReleaseMirror::start(crds, log, false)
+    }
+
+    /// Serves `crds`, and Kamaji's chart CRDs at any tag: the mirror of tests about images,
+    /// whose Kamaji tags (`edge-26.2.5`, ...) have no CRD files here.
+    pub fn serve_any_kamaji_tag(crds: &Path) -> ReleaseMirror {
+        ReleaseMirror::start(crds, None, true)
+    }
+
+    fn start(crds: &Path, log: Option<&Path>, any_raw_tag: bool) -> ReleaseMirror {
         use std::io::BufRead;
         let script = project_root().join("tests/it/support/release_mirror.py");
         let mut cmd = Command::new("python3");
-        cmd.arg(script).arg(crds);
-        if let Some(log) = log {
-            cmd.arg(log);
+        cmd.arg(script)
+            .arg(crds)
+            .arg(log.map_or("-".into(), |l| l.as_os_str().to_owned()));
+        if any_raw_tag {
+            cmd.arg("any-raw-tag");
         }
         let mut child = cmd
             // Kept open by `child`: the server stops when it closes.

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::common::{ReleaseMirror, Repo, Run, crds_dir};
 
 /// The release assets the example platform pins, as paths under https://github.com.
-const EXAMPLE_ASSETS: [&str; 10] = [
+pub const EXAMPLE_ASSETS: [&str; 10] = [
     "/kubernetes-sigs/cluster-api/releases/download/v1.14.0/core-components.yaml",
     "/kubernetes-sigs/cluster-api/releases/download/v1.14.0/bootstrap-components.yaml",
     "/kubernetes-sigs/cluster-api-operator/releases/download/v0.28.0/operator-components.yaml",
@@ -148,7 +148,7 @@ fn no_network_and_no_cache_names_every_missing_release_and_how_to_provide_it() {
     );
     assert!(
         run.stderr
-            .ends_with("error: the CRDs of 10 release asset(s) are not available; nothing was checked or written\n"),
+            .ends_with("error: 10 CRD release asset(s) could not be used; nothing was checked or written\n"),
         "{}",
         run.stderr
     );

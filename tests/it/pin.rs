@@ -163,9 +163,10 @@ fn pin_records_the_registrys_digests_and_render_uses_them_offline() {
     let before = (repo.read("kaas.lock"), inode(&repo));
     let again = pin(&repo, &[], &creds);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert_eq!(
-        again.stderr,
-        "`kaas.lock` is up to date: 0 new, 0 moved, 11 unchanged\n"
+    assert!(
+        again.stderr.starts_with("`kaas.lock` is up to date: 0 new, 0 moved, 11 unchanged\nwarning: chart kamaji 0.0.0+latest is not reproducible"),
+        "{}",
+        again.stderr
     );
     assert_eq!((repo.read("kaas.lock"), inode(&repo)), before);
 
@@ -293,14 +294,33 @@ fn the_edge_policy_picks_the_newest_edge_release_in_either_format() {
     assert_eq!(update.code, 0, "{}", update.stderr);
     let old = reg.digest(KAMAJI.0, "edge-26.2.5");
     let new = reg.digest(KAMAJI.0, "26.10.1-edge");
-    assert_eq!(
-        update.stderr,
-        format!(
-            "moved     {kamaji}:edge-26.2.5@{old} -> {kamaji}:26.10.1-edge@{new}\nwrote `kaas.lock`: 0 new, 1 moved, 10 unchanged\n"
-        )
+    assert!(
+        update.stderr.starts_with(&format!(
+            "moved     {kamaji}:edge-26.2.5@{old} -> {kamaji}:26.10.1-edge@{new}\n"
+        )),
+        "{}",
+        update.stderr
+    );
+    assert!(
+        update
+            .stderr
+            .contains("\nwrote `kaas.lock`: 0 new, 1 moved, 10 unchanged\n"),
+        "{}",
+        update.stderr
+    );
+    // Kamaji's CRDs follow its image: those of the new tag are pinned in place of the old.
+    assert!(
+        update
+            .stderr
+            .contains("pinned    crds kamaji 26.10.1-edge (kamaji.clastix.io_tenantcontrolplanes.yaml) sha256:"),
+        "{}",
+        update.stderr
     );
     assert_eq!(locked(&repo, &kamaji, "26.10.1-edge"), new);
-    assert!(!repo.read("kaas.lock").contains("edge-26.2.5"), "the old pin is gone");
+    assert!(
+        !repo.read("kaas.lock").contains("edge-26.2.5"),
+        "the old pin and its CRDs are gone"
+    );
 
     // `render` reads the policy's pick from the lock.
     let render = repo.run(&["render", "--locked"]);
@@ -582,4 +602,168 @@ fn render_without_pins_warns_and_render_locked_fails() {
     let kamaji = repo.read("overlays/platform/helmrelease-kamaji.yaml");
     assert!(kamaji.contains("      tag: 26.8.2-edge\n"), "{kamaji}");
     assert!(!kamaji.contains("sha256"), "no digest is invented:\n{kamaji}");
+}
+
+/// The sha256 `kaas.lock` records for the release asset at `path` under https://github.com.
+#[track_caller]
+fn locked_crds(lock: &str, path: &str) -> String {
+    let entry = format!("- url: https://github.com{path}\n");
+    let at = lock
+        .find(&entry)
+        .unwrap_or_else(|| panic!("no CRD asset `{path}` in:\n{lock}"));
+    let sha = lock[at..]
+        .lines()
+        .take(5)
+        .find_map(|l| l.trim().strip_prefix("sha256: "))
+        .unwrap_or_else(|| panic!("no sha256 for `{path}` in:\n{lock}"));
+    sha.to_string()
+}
+
+/// The sha256 of what `mirror` serves at `path`.
+fn served_sha256(mirror: &crate::common::ReleaseMirror, path: &str) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut resp = ureq::get(&format!("{}{path}", mirror.url()))
+        .call()
+        .expect("the mirror answers");
+    let bytes = resp.body_mut().read_to_vec().expect("a body");
+    format!("sha256:{}", hex::encode(Sha256::digest(&bytes)))
+}
+
+#[test]
+fn pin_records_the_crd_release_assets_and_validate_refuses_changed_bytes() {
+    use crate::common::{ReleaseMirror, copy_tree, crds_dir};
+    use crate::crd_fetch::{EXAMPLE_ASSETS, NO_NETWORK, validate};
+
+    let reg = Registry::start();
+    push_platform(&reg);
+    let repo = repo_on(&reg.host(), "tag: 26.8.2-edge");
+    let creds = no_credentials();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let mirror = ReleaseMirror::serve(&crds_dir(), None);
+    let pin_through = |mirror: &ReleaseMirror, cache: &std::path::Path, args: &[&str]| {
+        let mut all = vec!["pin"];
+        all.extend_from_slice(args);
+        repo.run_with(
+            &all,
+            &[
+                ("DOCKER_CONFIG", creds.path().as_os_str()),
+                ("HOME", creds.path().as_os_str()),
+                ("KAAS_REGISTRY_TIMEOUT", OsStr::new("5")),
+                ("KAAS_CRD_MIRROR", OsStr::new(&mirror.url())),
+                ("KAAS_CRD_CACHE", cache.as_os_str()),
+            ],
+        )
+    };
+
+    // `pin` records the sha256 of every release asset the platform's CRDs come from, and says so.
+    let run = pin_through(&mirror, &cache, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lock = repo.read("kaas.lock");
+    for path in EXAMPLE_ASSETS {
+        assert_eq!(locked_crds(&lock, path), served_sha256(&mirror, path), "{path}");
+    }
+    assert_eq!(
+        run.stderr.matches("pinned    crds ").count(),
+        EXAMPLE_ASSETS.len(),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("pinned    crds cluster-api v1.14.0 (core-components.yaml) sha256:"),
+        "{}",
+        run.stderr
+    );
+    // And that the kamaji chart is the one input it cannot pin.
+    assert!(
+        run.stderr.contains(
+            "warning: chart kamaji 0.0.0+latest is not reproducible: the chart is republished under this same version on every upstream push; `kaas.lock` cannot pin it (`kaas.yaml` spec.kamaji.chart.version)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+
+    // `render` keeps them; `validate` then runs offline from the cache, with nothing to warn.
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert_eq!(repo.read("kaas.lock"), lock, "render keeps the CRD pins");
+    let offline = validate(&repo, NO_NETWORK, &cache);
+    assert_eq!(offline.code, 0, "{}", offline.stderr);
+    assert!(
+        !offline.stderr.contains("no sha256"),
+        "every asset is pinned: {}",
+        offline.stderr
+    );
+
+    // A cached asset whose bytes changed is refused, with the file, both hashes and the way out.
+    let core = "/kubernetes-sigs/cluster-api/releases/download/v1.14.0/core-components.yaml";
+    let cached = cache.join("cluster-api/v1.14.0/core-components.yaml");
+    let mut text = std::fs::read_to_string(&cached).unwrap();
+    text.push_str("# edited\n");
+    std::fs::write(&cached, &text).unwrap();
+    let tampered = validate(&repo, NO_NETWORK, &cache);
+    assert_eq!(tampered.code, 2, "{}", tampered.stderr);
+    assert!(
+        tampered.stderr.contains(&format!(
+            "error: the CRDs of cluster-api v1.14.0 changed: `{}` has sha256:",
+            cached.display()
+        )),
+        "{}",
+        tampered.stderr
+    );
+    assert!(
+        tampered
+            .stderr
+            .contains(&format!("`kaas.lock` records {}", locked_crds(&lock, core))),
+        "{}",
+        tampered.stderr
+    );
+    assert!(
+        tampered.stderr.contains("run `kaas-gitops pin --update`"),
+        "{}",
+        tampered.stderr
+    );
+
+    // So is a download whose bytes changed (a re-published release, a wrong mirror).
+    let changed = dir.path().join("changed-crds");
+    copy_tree(&crds_dir(), &changed);
+    let clusters = changed.join("cluster.x-k8s.io/clusters.yaml");
+    let mut text = std::fs::read_to_string(&clusters).unwrap();
+    text.push_str("# re-published\n");
+    std::fs::write(&clusters, text).unwrap();
+    let other = ReleaseMirror::serve(&changed, None);
+    let fresh = dir.path().join("fresh-cache");
+    let refused = validate(&repo, &other.url(), &fresh);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(&format!(
+            "error: the CRDs of cluster-api v1.14.0 changed: `{}{core}` has {}, `kaas.lock` records {}",
+            other.url(),
+            served_sha256(&other, core),
+            locked_crds(&lock, core)
+        )),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        refused.stderr.matches(" changed: ").count(),
+        1,
+        "only that asset: {}",
+        refused.stderr
+    );
+
+    // `pin --update` accepts the new bytes and says what moved.
+    let update = pin_through(&other, &fresh, &["--update"]);
+    assert_eq!(update.code, 0, "{}", update.stderr);
+    assert!(
+        update.stderr.contains(&format!(
+            "moved     crds cluster-api v1.14.0 (core-components.yaml) {} -> {}",
+            locked_crds(&lock, core),
+            served_sha256(&other, core)
+        )),
+        "{}",
+        update.stderr
+    );
+    assert_eq!(locked_crds(&repo.read("kaas.lock"), core), served_sha256(&other, core));
+    assert_eq!(validate(&repo, NO_NETWORK, &fresh).code, 0);
 }

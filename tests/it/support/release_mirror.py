@@ -1,7 +1,9 @@
 """A mirror of GitHub's release downloads for the CRDs the tests hold: what kaas-gitops fetches
 with `KAAS_CRD_MIRROR` pointing here. Argument 1 is a CRD folder with its SOURCES.md (the
 provenance table naming, for each CRD file, the upstream repository, the path in it and the
-release tag); argument 2, optional, a file to append each requested path to.
+release tag); argument 2, optional, a file to append each requested path to (`-` for none);
+argument 3, optional, `any-raw-tag`: serve a raw file at any tag from the tag the folder has
+(for tests about images, whose Kamaji tags have no CRD files here).
 
 It serves what those releases publish, assembled from the CRD files:
 - `/<owner>/<repo>/releases/download/<tag>/<name>-components.yaml`: every CRD of that repository
@@ -22,7 +24,8 @@ from loopback import serve
 ROW = re.compile(r"^\| `([^`]+\.yaml)` \| \w+ \| ([\w.-]+/[\w.-]+) \| `([^`]+)` \| `([^`]+)` \|")
 
 crds = sys.argv[1]
-log = sys.argv[2] if len(sys.argv) > 2 else None
+log = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else None
+any_raw_tag = len(sys.argv) > 3 and sys.argv[3] == "any-raw-tag"
 rows = []  # (file under crds, repo, upstream path, tag)
 with open(os.path.join(crds, "SOURCES.md"), encoding="utf-8") as f:
     for line in f:
@@ -66,7 +69,7 @@ def asset(repo, tag, name):
 
 def raw(repo, tag, path):
     for r in rows:
-        if r[1] == repo and r[3] == tag and r[2] == path:
+        if r[1] == repo and (r[3] == tag or any_raw_tag) and r[2] == path:
             return read(r[0])
     return None
 
