@@ -176,7 +176,7 @@ pub fn fetch_all(
         match (mode, cache::read(&path)) {
             (Mode::Verify, Some(bytes)) => match verify(asset, &path.display().to_string(), bytes, lock, true) {
                 Ok(f) => fetched.push(f),
-                Err(p) => problems.push(p),
+                Err(p) => problems.push(*p),
             },
             _ => missing.push((asset, path)),
         }
@@ -206,7 +206,7 @@ pub fn fetch_all(
                 let _ = cache::write(&path, f.text.as_bytes());
                 fetched.push(f);
             }
-            Err(p) => problems.push(p),
+            Err(p) => problems.push(*p),
         }
     }
     if problems.is_empty() {
@@ -223,22 +223,24 @@ fn verify(
     bytes: Vec<u8>,
     lock: &BTreeMap<String, LockedCrdAsset>,
     cached: bool,
-) -> Result<Fetched, Problem> {
+) -> Result<Fetched, Box<Problem>> {
     let url = asset.url(UPSTREAM);
     let sha256 = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
     if let Some(locked) = lock.get(&url)
         && locked.sha256 != sha256
     {
-        return Err(Problem::Changed {
+        return Err(Box::new(Problem::Changed {
             asset: asset.clone(),
             from: from.to_string(),
             locked: locked.sha256.clone(),
             found: sha256,
-        });
+        }));
     }
-    let text = String::from_utf8(bytes).map_err(|_| Problem::NotText {
-        asset: asset.clone(),
-        from: from.to_string(),
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Box::new(Problem::NotText {
+            asset: asset.clone(),
+            from: from.to_string(),
+        })
     })?;
     Ok(Fetched {
         asset: asset.clone(),

@@ -191,3 +191,54 @@ fn an_explicit_crd_folder_needs_no_download() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing cached");
 }
+
+#[test]
+fn each_installed_provider_brings_the_crds_of_its_own_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, cache) = (dir.path().join("requests"), dir.path().join("cache"));
+    let mirror = ReleaseMirror::serve(&crds_dir(), Some(&log));
+    for (fixture, asset) in [
+        (
+            "hetzner",
+            "/syself/cluster-api-provider-hetzner/releases/download/v1.1.8/infrastructure-components.yaml",
+        ),
+        (
+            "kubevirt",
+            "/kubernetes-sigs/cluster-api-provider-kubevirt/releases/download/v0.11.2/infrastructure-components.yaml",
+        ),
+        (
+            "nutanix",
+            "/nutanix-cloud-native/cluster-api-provider-nutanix/releases/download/v1.10.3/infrastructure-components.yaml",
+        ),
+        (
+            "metal-stack",
+            "/metal-stack/cluster-api-provider-metal-stack/releases/download/v0.8.0/infrastructure-components.yaml",
+        ),
+        (
+            "packet",
+            "/kubernetes-sigs/cluster-api-provider-packet/releases/download/v0.9.0/infrastructure-components.yaml",
+        ),
+        (
+            "aws",
+            "/kubernetes-sigs/cluster-api-provider-aws/releases/download/v2.11.1/infrastructure-components.yaml",
+        ),
+    ] {
+        let repo = Repo::fixture(&format!("providers/{fixture}"));
+        let render = repo.run(&["render"]);
+        assert_eq!(render.code, 0, "{fixture}: {}", render.stderr);
+        let run = validate(&repo, &mirror.url(), &cache);
+        assert_eq!(run.code, 0, "{fixture}: {}", run.stderr);
+        assert!(
+            requests(&log).iter().any(|a| a == asset),
+            "{fixture}: {asset} not fetched"
+        );
+    }
+    // Nutanix needs the Helm addon provider, whose release brings HelmChartProxy.
+    let asked = requests(&log);
+    let caaph = "/kubernetes-sigs/cluster-api-addon-provider-helm/releases/download/v0.6.4/addon-components.yaml";
+    assert!(asked.iter().any(|a| a == caaph), "{asked:#?}");
+    // Each asset once, however many repositories use it: the rest came from the cache.
+    let mut unique = asked.clone();
+    unique.dedup();
+    assert_eq!(unique, asked, "an asset was downloaded twice");
+}
