@@ -4,6 +4,7 @@
 //! (`repo`, `commands`, `cli`).
 
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod crd_fetch;
 pub mod diagnostics;
@@ -13,4 +14,5 @@ pub mod pin;
 pub mod render;
 pub mod repo;
 pub mod spec;
+pub mod status;
 pub mod validate;

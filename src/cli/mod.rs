@@ -142,6 +142,76 @@ pub enum Command {
     Watch(WatchArgs),
     /// Datastore backups: the etcd snapshots rendered from `spec.backups` (docs/backup.md).
     Backup(BackupArgs),
+    /// Show what Flux made of the fleet on the management cluster, one row per tenant and one
+    /// for the platform.
+    ///
+    /// For each: the revision its Flux Kustomization last applied against the revision the
+    /// repository renders (HEAD, or --revision), Ready with its message; its HelmReleases; the
+    /// Cluster's phase, the KamajiControlPlane's version and readiness, each MachineDeployment's
+    /// ready/desired replicas and autoscaler bounds. What the repository renders but the
+    /// cluster lacks is shown as Missing; an object without a status as NoStatus, never as
+    /// Ready. Reads only; exit 2 when the cluster cannot be read (docs/status.md).
+    Status(StatusArgs),
+    /// Wait until Flux has applied a revision (HEAD, or --revision) to the named tenants (all
+    /// when none) and the platform, and their Kustomizations and HelmReleases are Ready.
+    ///
+    /// Exit 0 when they are; 1 as soon as one has failed at that revision, or at the timeout,
+    /// naming the object and its message; 2 when the cluster cannot be read. --reconcile first
+    /// asks Flux to fetch the source and reconcile them now, as `flux reconcile` does. The step
+    /// after a merge in CI (docs/status.md).
+    Wait(WaitArgs),
+}
+
+/// The management cluster, found as kubectl finds it.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// The management cluster's kubeconfig [default: KUBECONFIG, else ~/.kube/config].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use [default: its current-context].
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+/// `status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only these tenants (the platform row is always shown).
+    #[arg(value_name = "TENANT")]
+    pub tenants: Vec<String>,
+    /// The revision to compare with: a commit (full or at least 7 hex digits) or a Flux
+    /// revision such as `main@sha1:<sha>` [default: the repository's HEAD].
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Output format: a table for people on stdout, or one JSON document.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `wait`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Only these tenants (and the platform, which they depend on).
+    #[arg(value_name = "TENANT")]
+    pub tenants: Vec<String>,
+    /// The revision to wait for, as for `status` [default: the repository's HEAD].
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<String>,
+    /// How long to wait, e.g. `90s`, `10m`.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Ask Flux to fetch the source and reconcile the Kustomizations now (the
+    /// `reconcile.fluxcd.io/requestedAt` annotation, as `flux reconcile` sets it).
+    #[arg(long)]
+    pub reconcile: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Output format: progress for people on stderr, or one JSON document (the last status) on
+    /// stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 /// `backup`.

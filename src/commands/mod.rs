@@ -12,8 +12,10 @@ mod pr;
 mod pr_body;
 mod render;
 mod schema;
+mod status;
 mod summary;
 mod validate;
+mod wait;
 mod watch;
 
 use std::path::Path;
@@ -63,6 +65,8 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Schema => schema::run(&printer),
         Command::Watch(args) => watch::run(&printer, &cli.repo, args, Duration::from_secs(cli.lock_timeout)),
         Command::Backup(args) => backup::run(&printer, &cli.repo, args),
+        Command::Status(args) => status::run(&printer, &cli.repo, args),
+        Command::Wait(args) => wait::run(&printer, &cli.repo, args),
     };
     match result {
         // Data the user asked for and did not get is a failed run, whatever the command found.
@@ -90,6 +94,8 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         | Command::Schema
         | Command::Watch(_)
         | Command::Backup(_)
+        | Command::Status(_)
+        | Command::Wait(_)
         | Command::Validate(_) => false,
     };
     if !writes || !is_repository(&cli.repo) {

@@ -243,6 +243,12 @@ impl Workspace {
         }
     }
 
+    /// The commit HEAD points at, as 40 hex digits; `None` before the first commit.
+    pub fn head_commit(&self) -> Option<String> {
+        let commit = self.repo.head().ok()?.peel_to_commit().ok()?;
+        Some(commit.id().to_string())
+    }
+
     /// Fails when another process holds the index lock, before anything is changed.
     pub fn check_index_unlocked(&self) -> Result<(), GitError> {
         let lock = self.repo.path().join("index.lock");

@@ -18,6 +18,7 @@ mod reference;
 mod registry;
 mod render;
 mod stat_cache;
+mod status;
 mod topology;
 mod upstream;
 mod validate;

@@ -141,6 +141,147 @@ def kamaji_repin(e):
     return fails
 
 
+def kaas_json(f, *args):
+    """`kaas-gitops ARGS --format json`: (exit code, the document or None, stderr)."""
+    r = f.kaas_gitops(*args, "--format", "json", check=False)
+    try:
+        doc = json.loads(r.stdout) if r.stdout.strip() else None
+    except json.JSONDecodeError:
+        doc = None
+    return r.returncode, doc, r.stderr
+
+
+def row_of(doc, name):
+    return next((r for r in (doc or {}).get("rows", []) if r["name"] == name), None)
+
+
+def object_in(row, kind, name=None):
+    return next((o for o in (row or {}).get("objects", []) if o["kind"] == kind and (name is None or o["name"] == name)), None)
+
+
+def status_and_wait(e):
+    """`kaas-gitops status` and `wait` against the real API server and Flux controllers: Ready at
+    HEAD; a commit that breaks acme's overlay fails acme's Kustomization (the API server's message,
+    through kustomize-controller); the fix, with `wait --reconcile`, is Ready again. Cluster API
+    and Kamaji controllers do not run here: their objects must show as NoStatus, never Ready, until
+    the e2e writes their status subresources itself (as the controllers would), which `status`
+    then reads. Unreachable clusters, unknown contexts and RBAC refusals exit 2."""
+    f = e.ex
+    kc = ("--kubeconfig", e.c.kubeconfig)
+    fails = []
+    head = git(f.dir, "rev-parse", "HEAD").strip()
+
+    # Ready at HEAD: acme (Kustomization and its kamaji-etcd HelmRelease) and the platform.
+    code, doc, err = kaas_json(f, "wait", "acme", "--timeout", "120s", *kc)
+    if code != 0 or not (doc or {}).get("ok"):
+        fails.append(f"wait acme at HEAD exited {code}: {(doc or {}).get('message')} {err.strip()[:400]}")
+    code, doc, err = kaas_json(f, "status", *kc)
+    if code != 0 or doc is None:
+        return fails + [f"status exited {code}: {err.strip()[:400]}"]
+    if doc.get("revision") != head:
+        fails.append(f"status compares with {doc.get('revision')}, want HEAD {head}")
+    names = [r["name"] for r in doc["rows"]]
+    if names[:1] != ["platform"] or not {"acme", "globex"} <= set(names):
+        fails.append(f"status rows {names}, want platform first, then the tenants")
+    acme = row_of(doc, "acme")
+    ks = object_in(acme, "Kustomization")
+    if not ks or ks["state"] != "ready" or ks.get("appliedRevision") != f"main@sha1:{head}":
+        fails.append(f"acme's Kustomization in status: {json.dumps(ks)[:300]}")
+    hr = object_in(acme, "HelmRelease", "acme-etcd")
+    if not hr or hr["state"] != "ready":
+        fails.append(f"acme-etcd HelmRelease in status: {json.dumps(hr)[:300]}")
+    for kind in ("Cluster", "KamajiControlPlane", "MachineDeployment"):
+        o = object_in(acme, kind)
+        if not o or o["state"] != "noStatus":
+            fails.append(f"acme's {kind} with no controller running must be noStatus, status says {json.dumps(o)[:200]}")
+    # A tenant whose autoscaler cannot become Ready here (no kubelet): its HelmRelease, with
+    # helm-controller's own message, makes the row fail.
+    for name in names:
+        row = row_of(doc, name)
+        for o in row["objects"]:
+            if o["kind"] == "HelmRelease" and o["state"] not in ("ready", "progressing") and row["state"] != o["state"] and row["state"] != "failed":
+                fails.append(f"row {name} is {row['state']} although {o['name']} is {o['state']}")
+    human = f.kaas_gitops("status", *kc, check=False)
+    print("  status:\n    " + "\n    ".join(human.stdout.splitlines()[:14]), flush=True)
+    if not re.search(r"^acme\s+Ready\s+main@" + head[:7], human.stdout, re.M):
+        fails.append(f"the status table has no `acme Ready main@{head[:7]}` row:\n{human.stdout[:800]}")
+
+    # Standing in for the Cluster API and Kamaji controllers: their status subresources.
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    cond = lambda t: {"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": now}  # noqa: E731
+    md = next(o["name"] for o in acme["objects"] if o["kind"] == "MachineDeployment")
+    desired = e.c.get("-n", "acme", "machinedeployment.cluster.x-k8s.io", md)["spec"].get("replicas", 0)
+    for kind, name, status in (
+            ("cluster.cluster.x-k8s.io", "acme", {"phase": "Provisioned", "conditions": [cond("Available")]}),
+            ("kamajicontrolplane", "acme", {"ready": True, "initialized": True, "version": "v1.33.4"}),
+            ("machinedeployment.cluster.x-k8s.io", md, {"replicas": desired, "readyReplicas": desired, "availableReplicas": desired})):
+        r = e.c.kubectl("patch", "-n", "acme", kind, name, "--subresource=status", "--type=merge",
+                        "-p", json.dumps({"status": status}), check=False)
+        if r.returncode != 0:
+            fails.append(f"could not write the status of {kind} acme/{name}: {r.stderr.strip()[:300]}")
+    code, doc, err = kaas_json(f, "status", "acme", *kc)
+    acme = row_of(doc, "acme")
+    if [r["name"] for r in (doc or {}).get("rows", [])] != ["platform", "acme"]:
+        fails.append(f"`status acme` rows: {[r['name'] for r in (doc or {}).get('rows', [])]}")
+    for kind, want in (("Cluster", "Provisioned"), ("KamajiControlPlane", "v1.33.4, initialized"), ("MachineDeployment", f"{desired}/{desired} ready")):
+        o = object_in(acme, kind)
+        if not o or o["state"] != "ready" or o["summary"] != want:
+            fails.append(f"acme's {kind} after its status was written: want ready `{want}`, got {json.dumps(o)[:300]}")
+
+    # A commit that breaks acme's overlay: `wait` fails naming acme's Kustomization and why.
+    p = rendered_file(f, "overlays", "tenants", "acme", f"machinedeployment-{md}.yaml")
+    src = read(p)
+    write(p, re.sub(r"(\n  replicas: )\d+", r"\1many", src, count=1) if "\n  replicas: " in src else src.replace("\nspec:\n", "\nspec:\n  replicas: many\n", 1))
+    broken = f.commit_push("hand edit: acme replicas: many")
+    t0 = time.time()
+    code, doc, err = kaas_json(f, "wait", "acme", "--reconcile", "--timeout", "120s", *kc)
+    msg = (doc or {}).get("message", "")
+    print(f"  wait on the broken commit: exit {code} after {time.time() - t0:.0f}s: {msg[:300]}", flush=True)
+    if code != 1 or "Kustomization flux-system/kaas-tenant-acme is Failed" not in msg or "replicas" not in msg:
+        fails.append(f"wait on a broken acme exited {code}, want 1 naming kaas-tenant-acme and replicas: {msg[:400]} {err.strip()[:300]}")
+    human = f.kaas_gitops("status", "acme", *kc, check=False)
+    if not re.search(r"^acme\s+Failed\s", human.stdout, re.M) or "replicas" not in human.stdout:
+        fails.append(f"status does not show acme Failed with the message:\n{human.stdout[:800]}")
+    if time.time() - t0 > 110:
+        fails.append("wait did not fail before its timeout although acme failed at that revision")
+
+    # The fix: Flux applies it (asked now with --reconcile) and wait says so.
+    write(p, src)
+    fixed = f.commit_push("revert the hand edit")
+    t0 = time.time()
+    w = f.kaas_gitops("wait", "acme", "--reconcile", "--timeout", "180s", *kc, check=False)
+    e.r.figure("status: wait --reconcile after a fix -> acme Ready", f"{time.time() - t0:.1f}s")
+    if w.returncode != 0 or f"Ready at {fixed}" not in w.stderr:
+        fails.append(f"wait after the fix exited {w.returncode}: {w.stderr.strip()[-600:]}")
+    e.ex_sha = fixed
+    del broken
+
+    # Errors: one clear message each, exit 2.
+    closed = os.path.join(e.work, "closed.kubeconfig")
+    cfg = json.load(open(e.c.kubeconfig))
+    cfg["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:9"
+    json.dump(cfg, open(closed, "w"))
+    for args, want in ((("--kubeconfig", closed), "cannot reach the management cluster at https://127.0.0.1:9/"),
+                       ((*kc, "--context", "nope"), "has no context `nope` (it has: e2e)")):
+        r = f.kaas_gitops("status", *args, check=False)
+        if r.returncode != 2 or want not in r.stderr:
+            fails.append(f"status {' '.join(args)} exited {r.returncode}, want 2 with `{want}`: {r.stderr.strip()[:300]}")
+    # RBAC: a ServiceAccount the cluster knows but grants nothing.
+    e.c.kubectl("create", "serviceaccount", "-n", "default", "nobody", check=False)
+    token = e.c.kubectl("create", "token", "-n", "default", "nobody", check=False).stdout.strip()
+    if not token:
+        fails.append("could not get a token for the ServiceAccount nobody")
+    else:
+        nobody = os.path.join(e.work, "nobody.kubeconfig")
+        cfg = json.load(open(e.c.kubeconfig))
+        cfg["users"][0]["user"] = {"token": token}
+        json.dump(cfg, open(nobody, "w"))
+        r = f.kaas_gitops("status", "--kubeconfig", nobody, check=False)
+        if r.returncode != 2 or "refused to let" not in r.stderr or "list kustomizations in namespace flux-system" not in r.stderr:
+            fails.append(f"status without RBAC exited {r.returncode}, want 2 and the refusal: {r.stderr.strip()[:400]}")
+    return fails
+
+
 def delete_tenant(e):
     """A tenant deleted: its Kustomization is pruned, and so is everything it applied, until its
     namespace is gone (the namespace controller of kube-controller-manager finishes it).
@@ -274,9 +415,10 @@ def run_all(e, r, only=""):
                      ("day 2: pool resized in place", resize_pool),
                      ("day 2: Kubernetes version bump", version_bump),
                      ("day 2: Kamaji image re-pinned", kamaji_repin),
+                     ("status and wait: Ready, a broken commit fails acme, fixed; cluster errors exit 2", status_and_wait),
                      ("day 2: tenant deleted and pruned until its namespace is gone", delete_tenant),
                      ("day 2: a hand-broken overlay fails only its tenant, with the API server's message", broken_overlay)):
-        if want("day 2"):
+        if want("day 2") or (fn is status_and_wait and want("status")):
             r.run(name, fn, e)
     if want("mixed"):
         r.run("mixed fleet: 100 tenants over every provider and topology mode", mixed_fleet, e)

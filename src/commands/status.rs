@@ -1,0 +1,232 @@
+//! `status [TENANT...]`: the rendered fleet against the management cluster, one row per tenant
+//! and one for the platform (the engine is `crate::status`, the reads `crate::cluster`).
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::cli::{ClusterArgs, Format, Printer, StatusArgs};
+use crate::cluster::{self, Cluster, ClusterError, Target};
+use crate::commands::ExitStatus;
+use crate::git::Workspace;
+use crate::status::{self, Entry, ObjectStatus, Report, Row, State};
+use crate::validate::Fleet;
+
+/// Runs `status`.
+pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStatus> {
+    let prepared = match prepare(printer, repo, &args.tenants, args.revision.as_deref(), &args.cluster, args.format)? {
+        Ok(p) => p,
+        Err(status) => return Ok(status),
+    };
+    let (live, notes) = match cluster::read::fleet(&prepared.cluster, &prepared.entries) {
+        Ok(l) => l,
+        Err(e) => return Ok(report_cluster_error(printer, args.format, &e)),
+    };
+    let report = status::assess(&prepared.entries, &live, prepared.want.as_deref());
+    match args.format {
+        Format::Json => printer.data(&format!(
+            "{}\n",
+            json!({"ok": true, "context": prepared.cluster.context, "server": prepared.cluster.server,
+                   "revision": report.revision, "sources": report.sources, "rows": report.rows, "notes": notes})
+        )),
+        Format::Human | Format::Github => {
+            printer.data(&table(&report, printer.verbose()));
+            for n in notes {
+                printer.status(&format!("note: {n}"));
+            }
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// What `status` and `wait` start from.
+pub(crate) struct Prepared {
+    /// The rendered entry points, filtered to the tenants asked for (and the platform).
+    pub entries: Vec<Entry>,
+    /// The revision asked for.
+    pub want: Option<String>,
+    /// The connection.
+    pub cluster: Cluster,
+}
+
+/// Reads the rendered fleet, picks the tenants, finds the revision and connects; or prints
+/// why not and returns the exit status.
+pub(crate) fn prepare(
+    printer: &Printer,
+    repo: &Path,
+    tenants: &[String],
+    revision: Option<&str>,
+    target: &ClusterArgs,
+    format: Format,
+) -> Result<Result<Prepared, ExitStatus>> {
+    let fleet = Fleet::load(repo)?;
+    let all = status::entries(&fleet.objects);
+    if all.is_empty() {
+        printer.status("error: nothing rendered: no Flux Kustomization under `flux/`");
+        printer.hint("run `kaas-gitops render` first, or pass the repository with `--repo DIR`");
+        return Ok(Err(ExitStatus::Failure));
+    }
+    let unknown: Vec<&String> = tenants
+        .iter()
+        .filter(|t| !all.iter().any(|e| e.tenant.as_deref() == Some(t.as_str())))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = all.iter().filter_map(|e| e.tenant.as_deref()).collect();
+        for t in unknown {
+            printer.status(&format!("error: no tenant `{t}` is rendered under `flux/`"));
+        }
+        printer.hint(&format!("rendered tenants: {}", known.join(", ")));
+        return Ok(Err(ExitStatus::Failure));
+    }
+    let entries: Vec<Entry> = all
+        .into_iter()
+        .filter(|e| tenants.is_empty() || e.tenant.as_ref().is_none_or(|t| tenants.contains(t)))
+        .collect();
+    let want = match revision {
+        Some(r) => Some(r.to_string()),
+        None => Workspace::open(repo).ok().and_then(|ws| ws.head_commit()),
+    };
+    let target = Target {
+        kubeconfig: target.kubeconfig.clone(),
+        context: target.context.clone(),
+        timeout: None,
+    };
+    let cluster = match Cluster::connect(&target) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(report_cluster_error(printer, format, &e))),
+    };
+    if want.is_none() && format == Format::Human {
+        printer.status("note: not a git repository with a commit: revisions are not compared (pass `--revision REV`)");
+    }
+    Ok(Ok(Prepared { entries, want, cluster }))
+}
+
+/// One message and a hint; exit 2.
+pub(crate) fn report_cluster_error(printer: &Printer, format: Format, e: &ClusterError) -> ExitStatus {
+    match format {
+        Format::Json => printer.data(&format!(
+            "{}\n",
+            json!({"ok": false, "error": {"message": e.to_string(), "hint": e.hint()}})
+        )),
+        Format::Human | Format::Github => {
+            printer.status(&format!("error: {e}"));
+            printer.hint(&e.hint());
+        }
+    }
+    ExitStatus::Error
+}
+
+/// The table people read: one line per row, then what is not Ready and why.
+pub(crate) fn table(report: &Report, verbose: bool) -> String {
+    let mut out = String::new();
+    if let Some(r) = &report.revision {
+        out.push_str(&format!("revision {}\n", short(r)));
+    }
+    for s in &report.sources {
+        out.push_str(&format!(
+            "source   {} {}/{}: {} at {}\n",
+            s.object.kind,
+            s.object.namespace,
+            s.object.name,
+            s.state.word(),
+            s.revision.as_deref().unwrap_or("no artifact")
+        ));
+    }
+    let header = ["NAME", "FLUX", "APPLIED", "HELM", "CLUSTER", "CONTROL PLANE", "WORKERS"].map(String::from);
+    let lines: Vec<[String; 7]> = report.rows.iter().map(columns).collect();
+    let widths: Vec<usize> = (0..7)
+        .map(|i| lines.iter().map(|l| l[i].len()).chain([header[i].len()]).max().unwrap_or(0))
+        .collect();
+    for line in std::iter::once(&header).chain(lines.iter()) {
+        let cells: Vec<String> = line.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let problems: Vec<(&Row, &ObjectStatus)> = report
+        .rows
+        .iter()
+        .flat_map(|r| r.objects.iter().map(move |o| (r, o)))
+        .filter(|(_, o)| verbose || o.state != State::Ready)
+        .collect();
+    if !problems.is_empty() {
+        out.push('\n');
+    }
+    for (row, o) in problems {
+        out.push_str(&format!(
+            "{}: {} {}/{} {}: {}\n",
+            row.name,
+            o.object.kind,
+            o.object.namespace,
+            o.object.name,
+            o.state.word(),
+            o.summary
+        ));
+        if verbose {
+            for c in &o.conditions {
+                out.push_str(&format!("    {}={} {}: {}\n", c.kind, c.status, c.reason, c.message));
+            }
+        }
+    }
+    out
+}
+
+fn objects_of<'a>(row: &'a Row, kind: &'a str) -> impl Iterator<Item = &'a ObjectStatus> {
+    row.objects.iter().filter(move |o| o.object.kind == kind)
+}
+
+fn columns(row: &Row) -> [String; 7] {
+    let of = |kind: &'static str| objects_of(row, kind);
+    let one = |kind: &'static str| {
+        let found: Vec<&ObjectStatus> = of(kind).collect();
+        match found.as_slice() {
+            [] => "-".to_string(),
+            [o] if o.state == State::Ready || o.state == State::Progressing => o.summary.clone(),
+            [o] => o.state.word().to_string(),
+            many => format!("{} objects", many.len()),
+        }
+    };
+    let flux = of("Kustomization").next();
+    let helm: Vec<&ObjectStatus> = of("HelmRelease").collect();
+    let helm = if helm.is_empty() {
+        "-".into()
+    } else {
+        format!("{}/{} Ready", helm.iter().filter(|h| h.state == State::Ready).count(), helm.len())
+    };
+    let pools: Vec<&ObjectStatus> = of("MachineDeployment").collect();
+    let workers = if pools.is_empty() {
+        "-".into()
+    } else {
+        let sum = |f: fn(&status::Replicas) -> Option<u64>| -> u64 {
+            pools.iter().filter_map(|p| p.replicas.as_ref().and_then(f)).sum()
+        };
+        let bounds: Vec<String> = pools
+            .iter()
+            .filter_map(|p| p.autoscaling.map(|(lo, hi)| format!("{lo}-{hi}")))
+            .collect();
+        let auto = if bounds.is_empty() {
+            String::new()
+        } else {
+            format!(" (autoscaled {})", bounds.join(", "))
+        };
+        format!("{}/{} ready{auto}", sum(|r| r.ready), sum(|r| r.desired))
+    };
+    [
+        row.name.clone(),
+        flux.map_or("-".into(), |k| k.state.word().to_string()),
+        flux.and_then(|k| k.applied_revision.as_deref()).map_or("-".into(), short),
+        helm,
+        one("Cluster"),
+        one("KamajiControlPlane"),
+        workers,
+    ]
+}
+
+/// `main@sha1:<40 hex>` -> `main@<7 hex>`; a bare commit -> 7 hex digits.
+fn short(revision: &str) -> String {
+    match revision.split_once("@sha1:") {
+        Some((branch, sha)) => format!("{branch}@{}", &sha[..sha.len().min(7)]),
+        None if revision.len() == 40 => revision[..7].to_string(),
+        None => revision.to_string(),
+    }
+}

@@ -1,0 +1,110 @@
+//! `wait [TENANT...]`: until Flux has applied the revision to the tenants (all when none) and
+//! the platform, and their Kustomizations and HelmReleases are Ready. Exit 0 then; 1 when one
+//! failed at that revision or at the timeout; 2 when the cluster cannot be read.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::cli::{Format, Printer, WaitArgs};
+use crate::cluster::{self, GIT_REPOSITORY, KUSTOMIZATION};
+use crate::commands::ExitStatus;
+use crate::commands::status::{Prepared, prepare, report_cluster_error, table};
+use crate::status::{self, Report, Verdict};
+
+/// How often the cluster is read again.
+const POLL: Duration = Duration::from_secs(2);
+
+/// Runs `wait`.
+pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus> {
+    let started = Instant::now();
+    let Prepared { entries, want, cluster } =
+        match prepare(printer, repo, &args.tenants, args.revision.as_deref(), &args.cluster, args.format)? {
+            Ok(p) => p,
+            Err(status) => return Ok(status),
+        };
+    let Some(want) = want else {
+        printer.status("error: no revision to wait for: the repository has no commit");
+        printer.hint("pass `--revision REV`");
+        return Ok(ExitStatus::Failure);
+    };
+    if args.reconcile {
+        let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        let mut sources: Vec<_> = entries
+            .iter()
+            .filter_map(|e| e.source.as_ref())
+            .filter(|s| s.kind == GIT_REPOSITORY.kind)
+            .collect();
+        sources.sort();
+        sources.dedup();
+        let asks = sources
+            .into_iter()
+            .map(|s| (GIT_REPOSITORY, s))
+            .chain(entries.iter().map(|e| (KUSTOMIZATION, &e.kustomization)));
+        for (kind, o) in asks {
+            if let Err(e) = cluster.request_reconcile(kind, &o.namespace, &o.name, &at) {
+                return Ok(report_cluster_error(printer, args.format, &e));
+            }
+        }
+        printer.status(&format!("asked Flux to reconcile {} Kustomization(s) now", entries.len()));
+    }
+    let mut said = String::new();
+    loop {
+        let (live, _) = match cluster::read::fleet(&cluster, &entries) {
+            Ok(l) => l,
+            Err(e) => return Ok(report_cluster_error(printer, args.format, &e)),
+        };
+        let report = status::assess(&entries, &live, Some(&want));
+        let verdict = status::verdict(&report);
+        let elapsed = started.elapsed();
+        let outcome = match verdict {
+            Verdict::Done => Some((ExitStatus::Success, format!(
+                "ok: {} Ready at {want} in {}s",
+                plural(entries.len(), "Kustomization"),
+                elapsed.as_secs()
+            ))),
+            Verdict::Failed(why) => Some((ExitStatus::Failure, format!("error: {why}"))),
+            Verdict::Waiting(why) if elapsed >= args.timeout => Some((
+                ExitStatus::Failure,
+                format!(
+                    "error: not Ready after {}: {why}",
+                    humantime::format_duration(args.timeout)
+                ),
+            )),
+            Verdict::Waiting(why) => {
+                if why != said && args.format == Format::Human {
+                    printer.status(&format!("waiting: {why}"));
+                }
+                said = why;
+                None
+            }
+        };
+        if let Some((status, line)) = outcome {
+            finish(printer, args.format, &report, status, &line);
+            return Ok(status);
+        }
+        std::thread::sleep(POLL.min(args.timeout.saturating_sub(elapsed)).max(Duration::from_millis(100)));
+    }
+}
+
+fn finish(printer: &Printer, format: Format, report: &Report, status: ExitStatus, line: &str) {
+    match format {
+        Format::Json => printer.data(&format!(
+            "{}\n",
+            json!({"ok": status == ExitStatus::Success, "message": line, "revision": report.revision,
+                   "sources": report.sources, "rows": report.rows})
+        )),
+        Format::Human | Format::Github => {
+            if status != ExitStatus::Success {
+                printer.status(&table(report, false));
+            }
+            printer.status(line);
+        }
+    }
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+}

@@ -1,0 +1,317 @@
+//! `status` and `wait`'s engine: the rendered fleet (what Flux should apply, read from
+//! `flux/` and `overlays/`) against the objects the management cluster holds, in the tenant's
+//! terms. Pure: the caller reads the files and the cluster.
+
+pub mod health;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use health::{Condition, Replicas, State};
+
+use crate::validate::Manifest;
+
+/// The label rendered objects carry with their tenant's name.
+const TENANT_LABEL: &str = "kaas-gitops.dev/tenant";
+/// cluster-autoscaler's Cluster API node group bounds (autoscaler
+/// `cluster-autoscaler/cloudprovider/clusterapi/clusterapi_utils.go`).
+const MIN_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
+const MAX_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+
+/// The kinds `status` reports, in the order a row shows them.
+pub const KINDS: [&str; 5] = [
+    "Kustomization",
+    "HelmRelease",
+    "Cluster",
+    "KamajiControlPlane",
+    "MachineDeployment",
+];
+
+/// An object the repository renders.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+/// One Flux entry point and what it applies.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The tenant, or `None` for the platform layer.
+    pub tenant: Option<String>,
+    /// The Flux Kustomization under `flux/`.
+    pub kustomization: ObjectRef,
+    /// Its source (`spec.sourceRef`), e.g. the GitRepository `flux-system/flux-system`.
+    pub source: Option<ObjectRef>,
+    /// The objects of the kinds `status` reports that its folder renders.
+    pub objects: Vec<ObjectRef>,
+    /// Autoscaler bounds of pools, by MachineDeployment name.
+    pub bounds: BTreeMap<String, (u64, u64)>,
+}
+
+impl Entry {
+    /// The row's name: the tenant, or `platform`.
+    pub fn name(&self) -> &str {
+        self.tenant.as_deref().unwrap_or("platform")
+    }
+}
+
+/// The entry points of the rendered fleet, platform first, then tenants by name.
+pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
+    let mut out: Vec<Entry> = manifests
+        .iter()
+        .filter(|m| m.rendered && m.kind == "Kustomization" && m.group() == "kustomize.toolkit.fluxcd.io")
+        .filter(|m| m.file.starts_with("flux/"))
+        .map(|k| {
+            let path = k.str("spec.path").unwrap_or_default().trim_start_matches("./").trim_end_matches('/');
+            let folder = format!("{path}/");
+            let inside: Vec<&Manifest> = manifests
+                .iter()
+                .filter(|m| m.rendered && format!("{}/", m.folder).starts_with(&folder))
+                .collect();
+            let objects = inside
+                .iter()
+                .filter(|m| KINDS[1..].contains(&m.kind.as_str()))
+                .map(|m| object_ref(m))
+                .collect();
+            let bounds = inside
+                .iter()
+                .filter(|m| m.kind == "MachineDeployment")
+                .filter_map(|m| {
+                    let annotation = |k: &str| m.value["metadata"]["annotations"][k].as_str()?.parse::<u64>().ok();
+                    Some((m.name.clone(), (annotation(MIN_SIZE)?, annotation(MAX_SIZE)?)))
+                })
+                .collect();
+            let source = k.str("spec.sourceRef.kind").map(|kind| ObjectRef {
+                kind: kind.to_string(),
+                namespace: k
+                    .str("spec.sourceRef.namespace")
+                    .or(k.namespace.as_deref())
+                    .unwrap_or("flux-system")
+                    .to_string(),
+                name: k.str("spec.sourceRef.name").unwrap_or_default().to_string(),
+            });
+            Entry {
+                tenant: k.value["metadata"]["labels"][TENANT_LABEL].as_str().map(str::to_string),
+                kustomization: object_ref(k),
+                source,
+                objects,
+                bounds,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (a.tenant.is_some(), a.name()).cmp(&(b.tenant.is_some(), b.name())));
+    out
+}
+
+fn object_ref(m: &Manifest) -> ObjectRef {
+    ObjectRef {
+        kind: m.kind.clone(),
+        namespace: m.namespace.clone().unwrap_or_default(),
+        name: m.name.clone(),
+    }
+}
+
+/// The cluster's objects by (kind, namespace, name).
+pub type Live = BTreeMap<(String, String, String), Value>;
+
+/// Indexes listed objects.
+pub fn live(objects: impl IntoIterator<Item = Value>) -> Live {
+    objects
+        .into_iter()
+        .filter_map(|o| {
+            let text = |p: &str| o.pointer(p).and_then(Value::as_str).map(str::to_string);
+            let key = (
+                text("/kind")?,
+                text("/metadata/namespace").unwrap_or_default(),
+                text("/metadata/name")?,
+            );
+            Some((key, o))
+        })
+        .collect()
+}
+
+/// One object's status.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectStatus {
+    /// Which object.
+    #[serde(flatten)]
+    pub object: ObjectRef,
+    /// What its status says.
+    pub state: State,
+    /// One line: the Ready reason and message, the phase, the version, the replicas.
+    pub summary: String,
+    /// The revision a Flux Kustomization last applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_revision: Option<String>,
+    /// A pool's replicas.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Replicas>,
+    /// A pool's autoscaler bounds (min, max).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<(u64, u64)>,
+    /// Every condition.
+    pub conditions: Vec<Condition>,
+}
+
+impl ObjectStatus {
+    /// Flux reconciles it: `wait` waits for it.
+    pub fn is_flux(&self) -> bool {
+        matches!(self.object.kind.as_str(), "Kustomization" | "HelmRelease")
+    }
+}
+
+/// One row: the platform or a tenant.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    /// `platform` or the tenant's name.
+    pub name: String,
+    /// The worst state of its objects.
+    pub state: State,
+    /// Its Flux Kustomization first, then the rest in [`KINDS`] order.
+    pub objects: Vec<ObjectStatus>,
+}
+
+/// The source Flux reads the repository from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// Which object.
+    #[serde(flatten)]
+    pub object: ObjectRef,
+    /// The revision of its artifact.
+    pub revision: Option<String>,
+    /// Its state.
+    pub state: State,
+    /// Its Ready reason and message.
+    pub summary: String,
+}
+
+/// Everything `status` says.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The revision asked for (HEAD, or `--revision`).
+    pub revision: Option<String>,
+    /// The sources the Kustomizations read.
+    pub sources: Vec<Source>,
+    /// The platform and each tenant.
+    pub rows: Vec<Row>,
+}
+
+/// `entries` against `live`, with `want` the revision asked for.
+pub fn assess(entries: &[Entry], live: &Live, want: Option<&str>) -> Report {
+    let get = |r: &ObjectRef| live.get(&(r.kind.clone(), r.namespace.clone(), r.name.clone()));
+    let rows = entries
+        .iter()
+        .map(|e| {
+            let mut objects = vec![status_of(&e.kustomization, get(&e.kustomization), want, None)];
+            let mut rest: Vec<&ObjectRef> = e.objects.iter().collect();
+            rest.sort_by_key(|r| (KINDS.iter().position(|k| *k == r.kind), r.name.clone()));
+            objects.extend(rest.into_iter().map(|r| status_of(r, get(r), want, e.bounds.get(&r.name).copied())));
+            Row {
+                name: e.name().to_string(),
+                state: objects.iter().map(|o| o.state).max().unwrap_or(State::Ready),
+                objects,
+            }
+        })
+        .collect();
+    let mut sources: Vec<&ObjectRef> = entries.iter().filter_map(|e| e.source.as_ref()).collect();
+    sources.sort();
+    sources.dedup();
+    let sources = sources
+        .into_iter()
+        .map(|s| {
+            let (state, summary, revision) = match get(s) {
+                None => (State::Missing, "not on the cluster".to_string(), None),
+                Some(o) => {
+                    let (state, summary) = health::flux(o, None);
+                    let revision = o["status"]["artifact"]["revision"].as_str().map(str::to_string);
+                    (state, summary, revision)
+                }
+            };
+            Source {
+                object: s.clone(),
+                revision,
+                state,
+                summary,
+            }
+        })
+        .collect();
+    Report {
+        revision: want.map(str::to_string),
+        sources,
+        rows,
+    }
+}
+
+fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&str>, bounds: Option<(u64, u64)>) -> ObjectStatus {
+    let mut out = ObjectStatus {
+        object: r.clone(),
+        state: State::Missing,
+        summary: "not on the cluster".into(),
+        applied_revision: None,
+        replicas: None,
+        autoscaling: bounds,
+        conditions: Vec::new(),
+    };
+    let Some(o) = object else { return out };
+    out.conditions = health::conditions(o);
+    (out.state, out.summary) = match r.kind.as_str() {
+        "Kustomization" => {
+            out.applied_revision = o["status"]["lastAppliedRevision"].as_str().map(str::to_string);
+            health::flux(o, want)
+        }
+        "HelmRelease" => health::flux(o, None),
+        "Cluster" => health::cluster(o),
+        "KamajiControlPlane" => health::kamaji_control_plane(o),
+        "MachineDeployment" => {
+            let (state, text, replicas) = health::machine_deployment(o);
+            out.replicas = Some(replicas);
+            (state, text)
+        }
+        _ => (State::NoStatus, String::new()),
+    };
+    out
+}
+
+/// What `wait` concludes from one look.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Every Flux object of the rows is Ready at the revision.
+    Done,
+    /// The first Flux object not there yet.
+    Waiting(String),
+    /// The first Flux object that failed, with its message.
+    Failed(String),
+}
+
+/// Whether the Flux objects of `rows` are done.
+pub fn verdict(report: &Report) -> Verdict {
+    let flux = || report.rows.iter().flat_map(|r| r.objects.iter()).filter(|o| o.is_flux());
+    let describe = |o: &ObjectStatus| {
+        format!(
+            "{} {}/{} is {}: {}",
+            o.object.kind,
+            o.object.namespace,
+            o.object.name,
+            o.state.word(),
+            o.summary
+        )
+    };
+    if let Some(o) = flux().find(|o| o.state == State::Failed) {
+        return Verdict::Failed(describe(o));
+    }
+    match flux().find(|o| o.state != State::Ready) {
+        Some(o) => Verdict::Waiting(describe(o)),
+        None => Verdict::Done,
+    }
+}
