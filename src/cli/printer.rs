@@ -22,6 +22,8 @@ fn to_stderr(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.write_all(b"\n"));
 }
 
+use anstyle::{AnsiColor, Style};
+
 use crate::cli::Color;
 use crate::diagnostics::Diagnostic;
 
@@ -107,19 +109,31 @@ impl Printer {
         to_stderr(&format!("note: {text}"));
     }
 
+    /// `error:` and `warning:` in the colours people know from cargo and rustc; the first line
+    /// of an error in bold, the rest (location, snippet, hints) plain.
     fn paint(&self, text: &str) -> String {
         if !self.color {
             return text.to_string();
         }
         if let Some(rest) = text.strip_prefix("error:") {
-            format!(
-                "\x1b[1;31merror\x1b[0m\x1b[1m:{}\x1b[0m",
-                rest.split_once('\n').map_or(rest, |(a, _)| a)
-            ) + &rest.split_once('\n').map(|(_, b)| format!("\n{b}")).unwrap_or_default()
+            let (first, more) = rest.split_once('\n').map_or((rest, None), |(a, b)| (a, Some(b)));
+            let mut painted = format!("{ERROR}error{ERROR:#}{BOLD}:{first}{BOLD:#}");
+            if let Some(more) = more {
+                painted.push('\n');
+                painted.push_str(more);
+            }
+            painted
         } else if let Some(rest) = text.strip_prefix("warning:") {
-            format!("\x1b[1;33mwarning\x1b[0m{}", format_args!(":{rest}"))
+            format!("{WARNING}warning{WARNING:#}:{rest}")
         } else {
             text.to_string()
         }
     }
 }
+
+/// The word `error`.
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+/// The word `warning`.
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+/// The first line of an error.
+const BOLD: Style = Style::new().bold();

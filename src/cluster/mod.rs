@@ -210,7 +210,11 @@ impl Cluster {
             let known: Vec<&str> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
             return Err(kubeconfig_error(format!(
                 "it has no context `{context}` (it has: {})",
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
             )));
         }
         let options = KubeConfigOptions {
@@ -235,7 +239,12 @@ impl Cluster {
     }
 
     /// Every object of `kind` in `namespace` (all namespaces when `None`) with `selector`.
-    pub fn list(&self, kind: Kind, namespace: Option<&str>, selector: Option<&str>) -> Result<Vec<Value>, ClusterError> {
+    pub fn list(
+        &self,
+        kind: Kind,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
         let resource = kind.resource();
         let api: Api<DynamicObject> = match namespace {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),

@@ -30,7 +30,10 @@ pub fn fleet(cluster: &Cluster, entries: &[Entry]) -> Result<(Live, Vec<String>)
     for ns in sources {
         objects.extend(cluster.list(GIT_REPOSITORY, Some(ns), None)?);
     }
-    let wanted: BTreeSet<&str> = entries.iter().flat_map(|e| e.objects.iter().map(|o| o.kind.as_str())).collect();
+    let wanted: BTreeSet<&str> = entries
+        .iter()
+        .flat_map(|e| e.objects.iter().map(|o| o.kind.as_str()))
+        .collect();
     for kind in [HELM_RELEASE, CLUSTER, KAMAJI_CONTROL_PLANE, MACHINE_DEPLOYMENT] {
         if !wanted.contains(kind.kind) {
             continue;

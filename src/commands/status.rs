@@ -15,7 +15,14 @@ use crate::validate::Fleet;
 
 /// Runs `status`.
 pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStatus> {
-    let prepared = match prepare(printer, repo, &args.tenants, args.revision.as_deref(), &args.cluster, args.format)? {
+    let prepared = match prepare(
+        printer,
+        repo,
+        &args.tenants,
+        args.revision.as_deref(),
+        &args.cluster,
+        args.format,
+    )? {
         Ok(p) => p,
         Err(status) => return Ok(status),
     };
@@ -136,7 +143,14 @@ pub(crate) fn table(report: &Report, verbose: bool) -> String {
     let header = ["NAME", "FLUX", "APPLIED", "HELM", "CLUSTER", "CONTROL PLANE", "WORKERS"].map(String::from);
     let lines: Vec<[String; 7]> = report.rows.iter().map(columns).collect();
     let widths: Vec<usize> = (0..7)
-        .map(|i| lines.iter().map(|l| l[i].len()).chain([header[i].len()]).max().unwrap_or(0))
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for line in std::iter::once(&header).chain(lines.iter()) {
         let cells: Vec<String> = line.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
@@ -191,7 +205,11 @@ fn columns(row: &Row) -> [String; 7] {
     let helm = if helm.is_empty() {
         "-".into()
     } else {
-        format!("{}/{} Ready", helm.iter().filter(|h| h.state == State::Ready).count(), helm.len())
+        format!(
+            "{}/{} Ready",
+            helm.iter().filter(|h| h.state == State::Ready).count(),
+            helm.len()
+        )
     };
     let pools: Vec<&ObjectStatus> = of("MachineDeployment").collect();
     let workers = if pools.is_empty() {
@@ -214,7 +232,8 @@ fn columns(row: &Row) -> [String; 7] {
     [
         row.name.clone(),
         flux.map_or("-".into(), |k| k.state.word().to_string()),
-        flux.and_then(|k| k.applied_revision.as_deref()).map_or("-".into(), short),
+        flux.and_then(|k| k.applied_revision.as_deref())
+            .map_or("-".into(), short),
         helm,
         one("Cluster"),
         one("KamajiControlPlane"),

@@ -20,11 +20,17 @@ const POLL: Duration = Duration::from_secs(2);
 /// Runs `wait`.
 pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus> {
     let started = Instant::now();
-    let Prepared { entries, want, cluster } =
-        match prepare(printer, repo, &args.tenants, args.revision.as_deref(), &args.cluster, args.format)? {
-            Ok(p) => p,
-            Err(status) => return Ok(status),
-        };
+    let Prepared { entries, want, cluster } = match prepare(
+        printer,
+        repo,
+        &args.tenants,
+        args.revision.as_deref(),
+        &args.cluster,
+        args.format,
+    )? {
+        Ok(p) => p,
+        Err(status) => return Ok(status),
+    };
     let Some(want) = want else {
         printer.status("error: no revision to wait for: the repository has no commit");
         printer.hint("pass `--revision REV`");
@@ -48,7 +54,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
                 return Ok(report_cluster_error(printer, args.format, &e));
             }
         }
-        printer.status(&format!("asked Flux to reconcile {} Kustomization(s) now", entries.len()));
+        printer.status(&format!(
+            "asked Flux to reconcile {} Kustomization(s) now",
+            entries.len()
+        ));
     }
     let mut said = String::new();
     loop {
@@ -60,11 +69,14 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         let verdict = status::verdict(&report);
         let elapsed = started.elapsed();
         let outcome = match verdict {
-            Verdict::Done => Some((ExitStatus::Success, format!(
-                "ok: {} Ready at {want} in {}s",
-                plural(entries.len(), "Kustomization"),
-                elapsed.as_secs()
-            ))),
+            Verdict::Done => Some((
+                ExitStatus::Success,
+                format!(
+                    "ok: {} Ready at {want} in {}s",
+                    plural(entries.len(), "Kustomization"),
+                    elapsed.as_secs()
+                ),
+            )),
             Verdict::Failed(why) => Some((ExitStatus::Failure, format!("error: {why}"))),
             Verdict::Waiting(why) if elapsed >= args.timeout => Some((
                 ExitStatus::Failure,
@@ -85,7 +97,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             finish(printer, args.format, &report, status, &line);
             return Ok(status);
         }
-        std::thread::sleep(POLL.min(args.timeout.saturating_sub(elapsed)).max(Duration::from_millis(100)));
+        std::thread::sleep(
+            POLL.min(args.timeout.saturating_sub(elapsed))
+                .max(Duration::from_millis(100)),
+        );
     }
 }
 
@@ -106,5 +121,9 @@ fn finish(printer: &Printer, format: Format, report: &Report, status: ExitStatus
 }
 
 fn plural(n: usize, what: &str) -> String {
-    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

@@ -1,6 +1,6 @@
-//! `watch`: render on every save. A burst of events becomes one render (trailing-edge
-//! debounce); errors are printed and the watcher keeps going; Ctrl-C stops it between renders,
-//! so no write is cut off.
+//! `watch`: render on every save. notify's debouncer delivers events in batches, each event once
+//! it is `DEBOUNCE` old, repeats on a path merged, so a save is one render; errors are printed
+//! and the watcher keeps going; Ctrl-C stops it between renders, so no write is cut off.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,7 +9,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use notify::{RecursiveMode, Watcher};
+use notify::RecursiveMode;
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache};
 
 use crate::cli::Printer;
 use crate::cli::WatchArgs;
@@ -26,10 +27,12 @@ use crate::repo::tree;
 use crate::repo::watch::classify;
 use crate::spec::load::ParseCache;
 
-/// Quiet time that ends a burst of events.
+/// How long an event waits for more of its kind on its path before it is delivered: an editor's
+/// save (truncate, write, close, rename) is one batch, not four renders.
 const DEBOUNCE: Duration = Duration::from_millis(50);
-/// The longest a burst may delay a render.
-const MAX_DELAY: Duration = Duration::from_millis(500);
+
+/// The watcher with its debouncer.
+type InputWatcher = Debouncer<notify::RecommendedWatcher, RecommendedCache>;
 
 /// Runs `watch` until Ctrl-C (exit 0). Each render holds the repository lock (issue 9), waiting
 /// up to `lock_timeout` for another run.
@@ -41,14 +44,18 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Durat
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
             .context("failed to install the Ctrl-C handler")?;
     }
-    let (tx, rx) = mpsc::channel::<PathBuf>();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        // Opens and reads (our own render reads every input) are not changes.
-        if let Ok(event) = event
-            && !matches!(event.kind, notify::EventKind::Access(_))
-        {
-            for path in event.paths {
-                let _ = tx.send(path);
+    let (tx, rx) = mpsc::channel::<Vec<PathBuf>>();
+    let mut watcher = notify_debouncer_full::new_debouncer(DEBOUNCE, None, move |events: DebounceEventResult| {
+        // Opens and reads (our own render reads every input) are not changes. Errors (a queue
+        // overflow) are not reported: the next event renders the whole tree's state anyway.
+        if let Ok(events) = events {
+            let paths: Vec<PathBuf> = events
+                .into_iter()
+                .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
+                .flat_map(|e| e.event.paths)
+                .collect();
+            if !paths.is_empty() {
+                let _ = tx.send(paths);
             }
         }
     })
@@ -59,19 +66,14 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Durat
     let mut last_lock = std::fs::read(repo.join(LOCK_PATH)).ok();
     printer.status(&format!("watching {} for changes (Ctrl-C to stop)", repo.display()));
     while !stop.load(Ordering::SeqCst) {
-        let first = match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(p) => p,
+        // A timeout, so that Ctrl-C is seen while nothing changes.
+        let mut batch = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(paths) => paths,
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        let mut batch = vec![first];
-        let started = Instant::now();
-        while started.elapsed() < MAX_DELAY {
-            match rx.recv_timeout(DEBOUNCE) {
-                Ok(p) => batch.push(p),
-                Err(_) => break,
-            }
-        }
+        // Saves made while the last render ran are one more render, not one each.
+        batch.extend(rx.try_iter().flatten());
         let change = classify(&repo, &batch);
         if change.is_empty() {
             continue;
@@ -95,7 +97,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WatchArgs, lock_timeout: Durat
 
 /// Watches only the inputs: the root (kaas.yaml, kaas.lock, new folders), `tenants/` and
 /// `base/`. Not `overlays/` or `flux/`: our own writes cost no events at all.
-fn watch_inputs(watcher: &mut notify::RecommendedWatcher, repo: &Path) -> Result<()> {
+fn watch_inputs(watcher: &mut InputWatcher, repo: &Path) -> Result<()> {
     watcher
         .watch(repo, RecursiveMode::NonRecursive)
         .with_context(|| format!("failed to watch `{}`", repo.display()))?;

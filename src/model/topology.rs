@@ -1,7 +1,9 @@
 //! ClusterClasses the platform defines and the class a topology-mode tenant is built from.
 
 use crate::model::Infrastructure;
-use crate::spec::raw::{Json, PatchOpKind, PatchTarget, VariableSchema};
+use serde_json::Value;
+
+use crate::spec::raw::{PatchOpKind, PatchTarget, VariableSchema};
 
 /// The platform's ClusterClasses.
 #[derive(Debug, Clone)]
@@ -79,7 +81,7 @@ pub struct ClassPatchOp {
 #[derive(Debug, Clone)]
 pub enum PatchValue {
     /// A fixed value.
-    Fixed(Json),
+    Fixed(Value),
     /// A variable's value.
     Variable(String),
     /// A Go template over the variables.
@@ -92,5 +94,5 @@ pub struct TenantTopology {
     /// The class name.
     pub class: String,
     /// Values the tenant sets, sorted by name.
-    pub variables: Vec<(String, Json)>,
+    pub variables: Vec<(String, Value)>,
 }

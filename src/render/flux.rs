@@ -6,7 +6,10 @@ use std::collections::BTreeSet;
 use crate::map;
 use crate::model::Model;
 use crate::render::node::Node;
-use crate::render::{Object, Tree, meta, yaml};
+use crate::render::objects::helm::SourceRef;
+use crate::render::objects::kustomize::{Dependency, HealthCheck, Kustomization, KustomizationSpec};
+use crate::render::objects::{ObjectMeta, to_node};
+use crate::render::{Object, Tree, yaml};
 
 /// The Flux Kustomization of the platform layer.
 pub fn platform_kustomization_name() -> &'static str {
@@ -53,59 +56,60 @@ const RETRY_INTERVAL: &str = "2m";
 /// "no matches for kind" on that tenant only. (fluxcd/kustomize-controller v1.9.4,
 /// `internal/controller/kustomization_controller.go`: `checkDependencies` also requires the
 /// dependency to have applied the same source revision, so every commit waits for this gate.)
-fn platform_gate(model: &Model) -> Node {
-    let ns = &model.platform.kamaji_namespace;
-    Node::from(vec![
-        map! {
-            "apiVersion" => "helm.toolkit.fluxcd.io/v2",
-            "kind" => "HelmRelease",
-            "name" => crate::render::platform::KAMAJI_RELEASE,
-            "namespace" => ns,
-        },
-        map! {
-            "apiVersion" => "operator.cluster.x-k8s.io/v1alpha2",
-            "kind" => "ControlPlaneProvider",
-            "name" => crate::render::platform::KAMAJI_RELEASE,
-            "namespace" => ns,
-        },
-    ])
+fn platform_gate(model: &Model) -> Vec<HealthCheck> {
+    let check = |api_version: &str, kind: &str| HealthCheck {
+        api_version: api_version.into(),
+        kind: kind.into(),
+        name: crate::render::platform::KAMAJI_RELEASE.into(),
+        namespace: model.platform.kamaji_namespace.clone(),
+    };
+    vec![
+        check(crate::render::objects::helm::API_VERSION, "HelmRelease"),
+        check("operator.cluster.x-k8s.io/v1alpha2", "ControlPlaneProvider"),
+    ]
 }
 
 /// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
-    let kustomization = |name: &str, path: String, depends: bool, health_checks: Node, labels: Node| Object {
-        kind: "Kustomization",
-        name: name.to_string(),
-        body: map! {
-            "apiVersion" => "kustomize.toolkit.fluxcd.io/v1",
-            "kind" => "Kustomization",
-            "metadata" => meta(name, Some(&p.source_namespace), labels),
-            "spec" => map! {
-                "interval" => &p.interval,
-                "path" => path,
-                "prune" => true,
-                "healthChecks" => health_checks,
-                "timeout" => "10m",
-                // A failed apply (a provider's CRDs not there yet) is retried soon, not after
-                // the whole interval.
-                "retryInterval" => RETRY_INTERVAL,
-                "dependsOn" => depends.then(|| vec![map! {"name" => platform_kustomization_name()}]),
-                "sourceRef" => map! {
-                    "kind" => &p.source_kind,
-                    "name" => &p.source_name,
-                    "namespace" => &p.source_namespace,
+    let kustomization =
+        |name: &str, path: String, depends: bool, health_checks: Option<Vec<HealthCheck>>, labels: Node| {
+            let kustomization = Kustomization::new(
+                ObjectMeta::new(name, Some(&p.source_namespace), labels),
+                KustomizationSpec {
+                    interval: p.interval.clone(),
+                    path,
+                    prune: true,
+                    health_checks,
+                    timeout: "10m".into(),
+                    // A failed apply (a provider's CRDs not there yet) is retried soon, not after
+                    // the whole interval.
+                    retry_interval: RETRY_INTERVAL.into(),
+                    depends_on: depends.then(|| {
+                        vec![Dependency {
+                            name: platform_kustomization_name().into(),
+                        }]
+                    }),
+                    source_ref: SourceRef {
+                        kind: p.source_kind.clone(),
+                        name: p.source_name.clone(),
+                        namespace: p.source_namespace.clone(),
+                    },
                 },
-            },
-        },
-    };
+            );
+            Object {
+                kind: "Kustomization",
+                name: name.to_string(),
+                body: to_node(&kustomization),
+            }
+        };
     let mut objects = vec![(
         "kaas.yaml".to_string(),
         kustomization(
             platform_kustomization_name(),
             "./overlays/platform".into(),
             false,
-            platform_gate(model),
+            Some(platform_gate(model)),
             map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
         ),
     )];
@@ -116,7 +120,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 &tenant_kustomization_name(&t.name),
                 format!("./overlays/tenants/{}", t.name),
                 true,
-                Node::Absent,
+                None,
                 map! {
                     "app.kubernetes.io/managed-by" => "kaas-gitops",
                     "kaas-gitops.dev/tenant" => &t.name,

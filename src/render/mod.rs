@@ -5,6 +5,7 @@ pub mod backup;
 mod flux;
 pub mod images;
 pub mod node;
+pub mod objects;
 pub(crate) mod platform;
 mod providers;
 pub mod shared;

@@ -117,18 +117,25 @@ impl From<u8> for Node {
         Node::Int(i64::from(v))
     }
 }
-impl From<&crate::spec::raw::Json> for Node {
-    fn from(v: &crate::spec::raw::Json) -> Self {
-        use crate::spec::raw::Json;
+impl From<&serde_json::Value> for Node {
+    /// A user's value (a ClusterClass variable's or a patch's) as written.
+    fn from(v: &serde_json::Value) -> Self {
+        use serde_json::Value;
         match v {
-            Json::Null => Node::Null,
-            Json::Bool(b) => Node::Bool(*b),
-            Json::Int(i) => Node::Int(*i),
-            Json::Float(f) => Node::Float(*f),
-            Json::Str(s) => Node::Str(s.clone()),
-            Json::Seq(items) => Node::Seq(items.iter().map(Node::from).collect()),
-            // Sorted (a BTreeMap), so the output never depends on how the input was written.
-            Json::Map(m) => Node::Map(m.iter().map(|(k, v)| (k.clone(), Node::from(v))).collect()),
+            Value::Null => Node::Null,
+            Value::Bool(b) => Node::Bool(*b),
+            // A whole number beyond i64 (a u64 in `Value`) is written as the float YAML reads.
+            Value::Number(n) => n
+                .as_i64()
+                .map_or_else(|| Node::Float(n.as_f64().unwrap_or(f64::NAN)), Node::Int),
+            Value::String(s) => Node::Str(s.clone()),
+            Value::Array(items) => Node::Seq(items.iter().map(Node::from).collect()),
+            // Sorted here, so the output never depends on how the input was written (even were
+            // serde_json's `preserve_order` switched on by some dependency).
+            Value::Object(m) => {
+                let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+                Node::Map(sorted.into_iter().map(|(k, v)| (k.clone(), Node::from(v))).collect())
+            }
         }
     }
 }

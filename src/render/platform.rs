@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use crate::model::{Chart, Model, Platform, Provider, repository_name};
 use crate::render::images::Images;
 use crate::render::node::Node;
+use crate::render::objects::helm::{
+    Action, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, Remediation, SourceRef,
+};
+use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::shared::{DEFAULT_DATASTORE, DEFAULT_RELEASE, platform_labels};
 use crate::render::{Object, meta, topology};
 use crate::{map, seq};
@@ -13,17 +17,17 @@ use crate::{map, seq};
 /// The kamaji chart's HelmRelease (and Helm release) name.
 pub const KAMAJI_RELEASE: &str = "kamaji";
 /// The chart block of a HelmRelease, referencing the platform's HelmRepository.
-pub fn chart_spec(platform: &Platform, chart: &Chart) -> Node {
-    map! {
-        "spec" => map! {
-            "chart" => chart.name,
-            "version" => &chart.version,
-            "sourceRef" => map! {
-                "kind" => "HelmRepository",
-                "name" => repository_name(chart),
-                "namespace" => &platform.kamaji_namespace,
+pub fn chart_spec(platform: &Platform, chart: &Chart) -> HelmChartTemplate {
+    HelmChartTemplate {
+        spec: HelmChartSpec {
+            chart: chart.name.to_string(),
+            version: chart.version.clone(),
+            source_ref: SourceRef {
+                kind: "HelmRepository".into(),
+                name: repository_name(chart),
+                namespace: platform.kamaji_namespace.clone(),
             },
-            "interval" => "1h",
+            interval: "1h".into(),
         },
     }
 }
@@ -167,22 +171,26 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             "jobs" => etcd_jobs,
         },
     };
+    let action = || Action {
+        crds: Some("CreateReplace".into()),
+        remediation: Some(Remediation { retries: 3 }),
+        strategy: None,
+    };
+    let release = HelmRelease::new(
+        ObjectMeta::new(KAMAJI_RELEASE, Some(&p.kamaji_namespace), platform_labels()),
+        HelmReleaseSpec {
+            interval: p.interval.clone(),
+            release_name: KAMAJI_RELEASE.into(),
+            chart: chart_spec(p, &p.kamaji_chart),
+            install: action(),
+            upgrade: action(),
+            values,
+        },
+    );
     Object {
         kind: "HelmRelease",
         name: KAMAJI_RELEASE.into(),
-        body: map! {
-            "apiVersion" => "helm.toolkit.fluxcd.io/v2",
-            "kind" => "HelmRelease",
-            "metadata" => meta_labels(KAMAJI_RELEASE, Some(&p.kamaji_namespace)),
-            "spec" => map! {
-                "interval" => &p.interval,
-                "releaseName" => KAMAJI_RELEASE,
-                "chart" => chart_spec(p, &p.kamaji_chart),
-                "install" => map! {"crds" => "CreateReplace", "remediation" => map! {"retries" => 3u32}},
-                "upgrade" => map! {"crds" => "CreateReplace", "remediation" => map! {"retries" => 3u32}},
-                "values" => values,
-            },
-        },
+        body: to_node(&release),
     }
 }
 

@@ -6,6 +6,7 @@ use crate::map;
 use crate::model::Tenant;
 use crate::render::meta;
 use crate::render::node::Node;
+use crate::render::objects::cluster::{ClusterNetwork, NetworkRanges};
 
 /// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
 pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
@@ -44,11 +45,15 @@ pub fn cluster_labels(t: &Tenant) -> Node {
 }
 
 /// `spec.clusterNetwork` of the `Cluster`.
-pub fn cluster_network(t: &Tenant) -> Node {
-    map! {
-        "apiServerPort" => t.port,
-        "pods" => map! {"cidrBlocks" => &t.pods},
-        "services" => map! {"cidrBlocks" => &t.services},
+pub fn cluster_network(t: &Tenant) -> ClusterNetwork {
+    ClusterNetwork {
+        api_server_port: t.port,
+        pods: NetworkRanges {
+            cidr_blocks: t.pods.clone(),
+        },
+        services: NetworkRanges {
+            cidr_blocks: t.services.clone(),
+        },
     }
 }
 

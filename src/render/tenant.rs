@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use crate::model::{Component, DataStore, Platform, ServiceType, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
+use crate::render::objects::cluster::{Cluster, ClusterSpec, ContractRef};
+use crate::render::objects::controlplane::{self as kcp, KamajiControlPlane, KamajiControlPlaneSpec};
+use crate::render::objects::helm::{Action, HelmRelease, HelmReleaseSpec, Strategy};
+use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::platform::{chart_spec, etcd_chart_images};
 use crate::render::shared::{CLOUD_PROVIDER_EXTERNAL, cluster_labels, cluster_network, tenant_labels, tmeta};
 use crate::render::{Object, meta, providers, topology, workers};
@@ -136,71 +140,77 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
 /// the retries and leaves the release Stalled until its spec changes; and its remediation
 /// uninstalls, which for an etcd release would delete its volumes' claims' owner.
 /// (fluxcd/helm-controller v1.6.3 `api/v2/helmrelease_types.go`: `Strategy`, `RetryOnFailure`.)
-fn retry_on_failure() -> Node {
-    map! {"strategy" => map! {"name" => "RetryOnFailure", "retryInterval" => "2m"}}
+fn retry_on_failure() -> Action {
+    Action {
+        crds: None,
+        remediation: None,
+        strategy: Some(Strategy {
+            name: "RetryOnFailure".into(),
+            retry_interval: "2m".into(),
+        }),
+    }
 }
 
 /// A HelmRelease in the tenant's namespace; `name` is also the Helm release name.
 fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Chart, values: Node) -> Object {
+    let release = HelmRelease::new(
+        ObjectMeta::new(&name, Some(&t.name), tenant_labels(t)),
+        HelmReleaseSpec {
+            interval: p.interval.clone(),
+            release_name: name.clone(),
+            chart: chart_spec(p, chart),
+            install: retry_on_failure(),
+            upgrade: retry_on_failure(),
+            values,
+        },
+    );
     Object {
         kind: "HelmRelease",
-        body: map! {
-            "apiVersion" => "helm.toolkit.fluxcd.io/v2",
-            "kind" => "HelmRelease",
-            "metadata" => tmeta(t, &name),
-            "spec" => map! {
-                "interval" => &p.interval,
-                "releaseName" => &name,
-                "chart" => chart_spec(p, chart),
-                "install" => retry_on_failure(),
-                "upgrade" => retry_on_failure(),
-                "values" => values,
-            },
-        },
+        body: to_node(&release),
         name,
     }
 }
 
 fn cluster(t: &Tenant) -> Object {
     let infra_kind = providers::kinds(t.provider()).cluster.kind;
+    let cluster = Cluster::new(
+        ObjectMeta::new(&t.name, Some(&t.name), cluster_labels(t)),
+        ClusterSpec {
+            cluster_network: cluster_network(t),
+            control_plane_ref: Some(ContractRef {
+                api_group: "controlplane.cluster.x-k8s.io".into(),
+                kind: "KamajiControlPlane".into(),
+                name: t.name.clone(),
+            }),
+            infrastructure_ref: Some(ContractRef {
+                api_group: providers::GROUP.into(),
+                kind: infra_kind.into(),
+                name: t.name.clone(),
+            }),
+            topology: None,
+        },
+    );
     Object {
         kind: "Cluster",
         name: t.name.clone(),
-        body: map! {
-            "apiVersion" => "cluster.x-k8s.io/v1beta2",
-            "kind" => "Cluster",
-            "metadata" => map! {"name" => &t.name, "namespace" => &t.name, "labels" => cluster_labels(t)},
-            "spec" => map! {
-                "clusterNetwork" => cluster_network(t),
-                "controlPlaneRef" => map! {
-                    "apiGroup" => "controlplane.cluster.x-k8s.io",
-                    "kind" => "KamajiControlPlane",
-                    "name" => &t.name,
-                },
-                "infrastructureRef" => map! {
-                    "apiGroup" => providers::GROUP,
-                    "kind" => infra_kind,
-                    "name" => &t.name,
-                },
-            },
-        },
+        body: to_node(&cluster),
     }
 }
 
-fn component(c: &Component) -> Node {
-    let quantities = |m: &BTreeMap<String, String>| Node::from(m).or_absent();
-    map! {
-        "extraArgs" => Node::from(&c.extra_args).or_absent(),
-        "resources" => map! {
-            "requests" => quantities(&c.requests),
-            "limits" => quantities(&c.limits),
-        }.or_absent(),
-    }
-    .or_absent()
+/// A control plane component's block; `None` (left out) when it sets nothing.
+fn component(c: &Component) -> Option<kcp::Component> {
+    let quantities = |m: &BTreeMap<String, String>| (!m.is_empty()).then(|| m.clone());
+    let resources = kcp::Resources {
+        requests: quantities(&c.requests),
+        limits: quantities(&c.limits),
+    };
+    let resources = (resources.requests.is_some() || resources.limits.is_some()).then_some(resources);
+    let extra_args = (!c.extra_args.is_empty()).then(|| c.extra_args.clone());
+    (extra_args.is_some() || resources.is_some()).then_some(kcp::Component { extra_args, resources })
 }
 
 fn control_plane(p: &Platform, t: &Tenant) -> Object {
-    let enabled = |on: bool| if on { Node::Map(Vec::new()) } else { Node::Absent };
+    let enabled = |on: bool| on.then_some(kcp::Defaults {});
     let wiring = providers::control_plane(&t.infrastructure);
     let mut service_annotations = t.service_annotations.clone();
     // The VIP reaches the load balancer only through its annotation: Kamaji declares the
@@ -222,39 +232,43 @@ fn control_plane(p: &Platform, t: &Tenant) -> Object {
     {
         controller_manager.extra_args.push(CLOUD_PROVIDER_EXTERNAL.to_string());
     }
+    let control_plane = KamajiControlPlane::new(
+        ObjectMeta::new(&t.name, Some(&t.name), tenant_labels(t)),
+        KamajiControlPlaneSpec {
+            version: t.version.to_string(),
+            replicas: t.cp_replicas,
+            data_store_name: t.datastore_name(),
+            addons: kcp::Addons {
+                core_dns: enabled(t.core_dns),
+                kube_proxy: enabled(t.kube_proxy),
+                konnectivity: enabled(t.konnectivity),
+            },
+            api_server: component(&t.api_server),
+            controller_manager: component(&controller_manager),
+            scheduler: component(&t.scheduler),
+            kubelet: kcp::Kubelet {
+                cgroupfs: match t.cgroup_driver {
+                    crate::model::CgroupDriver::Systemd => "systemd",
+                    crate::model::CgroupDriver::Cgroupfs => "cgroupfs",
+                }
+                .into(),
+                preferred_address_types: t
+                    .preferred_address_types
+                    .iter()
+                    .map(|a| a.as_str().to_string())
+                    .collect(),
+            },
+            network: kcp::Network {
+                service_type: t.service_type.as_str().into(),
+                service_address: t.vip.map(|ip| ip.to_string()),
+                service_annotations: (!service_annotations.is_empty()).then_some(service_annotations),
+            },
+        },
+    );
     Object {
         kind: "KamajiControlPlane",
         name: t.name.clone(),
-        body: map! {
-            "apiVersion" => "controlplane.cluster.x-k8s.io/v1alpha2",
-            "kind" => "KamajiControlPlane",
-            "metadata" => tmeta(t, &t.name),
-            "spec" => map! {
-                "version" => t.version.to_string(),
-                "replicas" => t.cp_replicas,
-                "dataStoreName" => t.datastore_name(),
-                "addons" => map! {
-                    "coreDNS" => enabled(t.core_dns),
-                    "kubeProxy" => enabled(t.kube_proxy),
-                    "konnectivity" => enabled(t.konnectivity),
-                },
-                "apiServer" => component(&t.api_server),
-                "controllerManager" => component(&controller_manager),
-                "scheduler" => component(&t.scheduler),
-                "kubelet" => map! {
-                    "cgroupfs" => match t.cgroup_driver {
-                        crate::model::CgroupDriver::Systemd => "systemd",
-                        crate::model::CgroupDriver::Cgroupfs => "cgroupfs",
-                    },
-                    "preferredAddressTypes" => t.preferred_address_types.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
-                },
-                "network" => map! {
-                    "serviceType" => t.service_type.as_str(),
-                    "serviceAddress" => t.vip.map(|ip| ip.to_string()),
-                    "serviceAnnotations" => Node::from(&service_annotations).or_absent(),
-                },
-            },
-        },
+        body: to_node(&control_plane),
     }
 }
 

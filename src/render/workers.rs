@@ -6,8 +6,13 @@ use sha2::{Digest, Sha256};
 
 use crate::model::{Pool, PoolSize, Tenant};
 use crate::render::node::Node;
+use crate::render::objects::cluster::{
+    Bootstrap, ContractRef, Deletion, LabelSelector, MachineDeployment, MachineDeploymentSpec, MachineSpec,
+    MachineTemplateMetadata, MachineTemplateSpec,
+};
+use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::providers::{self, Size};
-use crate::render::shared::tmeta;
+use crate::render::shared::{tenant_labels, tmeta};
 use crate::render::{Object, yaml};
 use crate::{map, seq};
 
@@ -148,51 +153,49 @@ fn machine_deployment(
         template_labels.push((k.clone(), Node::from(v)));
     }
     let (replicas, annotations) = match pool.size {
-        PoolSize::Fixed(n) => (Some(n), Node::Absent),
-        PoolSize::Autoscaled { min, max } => (None, autoscaler_annotations(pool, min, max)),
+        PoolSize::Fixed(n) => (Some(n), None),
+        PoolSize::Autoscaled { min, max } => (None, Some(autoscaler_annotations(pool, min, max))),
     };
-    let mut metadata = tmeta(t, name);
-    if let Node::Map(m) = &mut metadata {
-        m.push(("annotations".into(), annotations));
-    }
-    Object {
-        kind: "MachineDeployment",
-        name: name.to_string(),
-        body: map! {
-            "apiVersion" => "cluster.x-k8s.io/v1beta2",
-            "kind" => "MachineDeployment",
-            "metadata" => metadata,
-            "spec" => map! {
-                "clusterName" => &t.name,
-                // Autoscaled pools leave replicas to the autoscaler, so Flux and it do not fight.
-                "replicas" => replicas,
-                "selector" => map! {"matchLabels" => selector},
-                "template" => map! {
-                    "metadata" => map! {"labels" => Node::Map(template_labels)},
-                    "spec" => map! {
-                        "clusterName" => &t.name,
-                        "version" => t.version.to_string(),
-                        "bootstrap" => map! {
-                            "configRef" => map! {
-                                "apiGroup" => "bootstrap.cluster.x-k8s.io",
-                                "kind" => "KubeadmConfigTemplate",
-                                "name" => bootstrap_name,
-                            },
-                        },
-                        "infrastructureRef" => map! {
-                            "apiGroup" => providers::GROUP,
-                            "kind" => infra_kind,
-                            "name" => infra_name,
-                        },
-                        // A node whose tenant API no longer answers (a pool removed while the
-                        // control plane is down) would otherwise be drained for ever: the
-                        // default 0 means no limit (cluster-api v1.14.0, MachineDeployment
-                        // `spec.template.spec.deletion.nodeDrainTimeoutSeconds`).
-                        "deletion" => map! {"nodeDrainTimeoutSeconds" => NODE_DRAIN_TIMEOUT_SECONDS},
+    let mut metadata = ObjectMeta::new(name, Some(&t.name), tenant_labels(t));
+    metadata.annotations = annotations;
+    let contract_ref = |api_group: &str, kind: &str, name: &str| ContractRef {
+        api_group: api_group.into(),
+        kind: kind.into(),
+        name: name.into(),
+    };
+    let deployment = MachineDeployment::new(
+        metadata,
+        MachineDeploymentSpec {
+            cluster_name: t.name.clone(),
+            // Autoscaled pools leave replicas to the autoscaler, so Flux and it do not fight.
+            replicas,
+            selector: LabelSelector { match_labels: selector },
+            template: MachineTemplateSpec {
+                metadata: MachineTemplateMetadata {
+                    labels: Node::Map(template_labels),
+                },
+                spec: MachineSpec {
+                    cluster_name: t.name.clone(),
+                    version: t.version.to_string(),
+                    bootstrap: Bootstrap {
+                        config_ref: contract_ref("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate", bootstrap_name),
+                    },
+                    infrastructure_ref: contract_ref(providers::GROUP, infra_kind, infra_name),
+                    // A node whose tenant API no longer answers (a pool removed while the
+                    // control plane is down) would otherwise be drained for ever: the
+                    // default 0 means no limit (cluster-api v1.14.0, MachineDeployment
+                    // `spec.template.spec.deletion.nodeDrainTimeoutSeconds`).
+                    deletion: Deletion {
+                        node_drain_timeout_seconds: NODE_DRAIN_TIMEOUT_SECONDS,
                     },
                 },
             },
         },
+    );
+    Object {
+        kind: "MachineDeployment",
+        name: name.to_string(),
+        body: to_node(&deployment),
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
+use serde::Deserialize;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::build::transitions::Deployed;
@@ -50,10 +51,8 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
     let kcp = format!("kamajicontrolplane-{name}.yaml");
     let datastore = if files.contains(&kcp) {
         read(&kcp).and_then(|b| {
-            String::from_utf8_lossy(&b)
-                .lines()
-                .find_map(|l| l.trim_start().strip_prefix("dataStoreName: "))
-                .map(|v| v.trim().trim_matches('"').to_string())
+            let kcp: KamajiControlPlane = serde_saphyr::from_slice(&b).ok()?;
+            kcp.spec?.data_store_name
         })
     } else {
         None
@@ -65,53 +64,115 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
     }
 }
 
-/// What the last render left on disk, per folder of `overlays/tenants/`.
-fn deployed_on_disk(repo: &Path) -> BTreeMap<String, Deployed> {
-    let Ok(entries) = std::fs::read_dir(repo.join("overlays/tenants")) else {
-        return BTreeMap::new();
-    };
-    let names: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names
-        .par_iter()
-        .map(|name| {
-            let dir = repo.join("overlays/tenants").join(name);
-            let files: BTreeSet<String> = std::fs::read_dir(&dir)
-                .map(|es| es.flatten().filter_map(|e| e.file_name().into_string().ok()).collect())
-                .unwrap_or_default();
-            let d = deployed_of(name, &files, |f| read_bounded(&dir.join(f)).ok());
-            (name.clone(), d)
-        })
-        .collect()
+/// The one field of a rendered `KamajiControlPlane` a transition needs; the rest is not read.
+#[derive(Deserialize)]
+struct KamajiControlPlane {
+    spec: Option<KamajiControlPlaneSpec>,
 }
 
-/// The input hash in `overlays/tenants/<name>/kustomization.yaml`, when the folder holds exactly
-/// the files that kustomization lists (a missing or extra file means: render it again).
-fn overlay_hash(repo: &Path, name: &str) -> Option<String> {
-    let dir = repo.join("overlays/tenants").join(name);
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KamajiControlPlaneSpec {
+    data_store_name: Option<String>,
+}
+
+/// The one field of a tenant overlay's `kustomization.yaml` the skip needs.
+#[derive(Deserialize)]
+struct OverlayKustomization {
+    #[serde(default)]
+    resources: Vec<String>,
+}
+
+/// What the last render left in `overlays/tenants/`: every folder's [`Deployed`], and the
+/// input hash of each folder of a tenant in `tenants` (see [`overlay_hash`]). Each folder is
+/// listed once, for both.
+struct Overlays {
+    /// The folders, by name.
+    deployed: BTreeMap<String, Deployed>,
+    /// The recorded input hashes, by tenant.
+    hashes: BTreeMap<String, String>,
+}
+
+fn overlays_on_disk(repo: &Path, tenants: &BTreeSet<&str>) -> Overlays {
+    let root = repo.join("overlays/tenants");
+    let names: Vec<String> = match std::fs::read_dir(&root) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let folders: Vec<(String, Deployed, Option<String>)> = names
+        .par_iter()
+        .map(|name| {
+            let dir = root.join(name);
+            let listing = list(&dir);
+            let files: BTreeSet<String> = listing.iter().flatten().cloned().collect();
+            let deployed = deployed_of(name, &files, |f| read_bounded(&dir.join(f)).ok());
+            let hash = if tenants.contains(name.as_str()) {
+                listing.and_then(|present| overlay_hash(&dir, present))
+            } else {
+                None
+            };
+            (name.clone(), deployed, hash)
+        })
+        .collect();
+    let mut out = Overlays {
+        deployed: BTreeMap::new(),
+        hashes: BTreeMap::new(),
+    };
+    for (name, deployed, hash) in folders {
+        if let Some(h) = hash {
+            out.hashes.insert(name.clone(), h);
+        }
+        out.deployed.insert(name, deployed);
+    }
+    // A tenant whose overlay is not a plain folder (a symlink to one) was not listed above; its
+    // hash is read as it always was, following the link.
+    let missed: Vec<&&str> = tenants.iter().filter(|t| !out.deployed.contains_key(**t)).collect();
+    let more: Vec<(String, String)> = missed
+        .par_iter()
+        .filter_map(|t| {
+            let dir = root.join(t);
+            Some((t.to_string(), overlay_hash(&dir, list(&dir)?)?))
+        })
+        .collect();
+    out.hashes.extend(more);
+    out
+}
+
+/// The names in `dir`, or `None` if it cannot be listed completely.
+fn list(dir: &Path) -> Option<Vec<String>> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<std::io::Result<_>>()
+        .ok()
+}
+
+/// The input hash in the overlay `dir`'s `kustomization.yaml`, when the folder holds exactly
+/// the files (`present`) that kustomization lists (a missing or extra file means: render it
+/// again).
+fn overlay_hash(dir: &Path, mut present: Vec<String>) -> Option<String> {
     // Bounded and regular files only: the overlay folder is the tool's, but a hostile commit could
     // plant anything there.
     let text = String::from_utf8(read_bounded(&dir.join("kustomization.yaml")).ok()?).ok()?;
+    // The hash is a comment at the top, so it is read as a line, not as YAML.
     let hash = text
         .lines()
         .take(3)
         .find_map(|l| l.strip_prefix(INPUT_HASH_PREFIX))?
         .to_string();
-    let mut listed: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("- "))
+    let kustomization: OverlayKustomization = serde_saphyr::from_str(&text).ok()?;
+    let mut listed: Vec<&str> = kustomization
+        .resources
+        .iter()
+        .map(String::as_str)
         .filter(|r| !r.starts_with("../"))
         .collect();
     listed.push("kustomization.yaml");
     listed.sort_unstable();
-    let mut present: Vec<String> = std::fs::read_dir(&dir)
-        .ok()?
-        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-        .collect::<std::io::Result<_>>()
-        .ok()?;
     present.sort_unstable();
     (present == listed).then_some(hash)
 }
@@ -331,23 +392,18 @@ pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs,
     } else {
         None
     };
-    let overlay_hashes = tenants
-        .par_iter()
-        .filter_map(|(_, stem, _)| overlay_hash(repo, stem).map(|h| (stem.clone(), h)))
-        .collect();
-    // Not listed for a plain render, which does not need the 1,000 folders of a fleet.
-    let listing = (!named.is_empty()).then(|| std::fs::read_dir(repo.join("overlays/tenants")));
-    let rendered = match listing {
-        Some(Ok(entries)) => entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect(),
-        _ => BTreeSet::new(),
+    let stems: BTreeSet<&str> = tenants.iter().map(|(_, stem, _)| stem.as_str()).collect();
+    let overlays = overlays_on_disk(repo, &stems);
+    // Named only with `--tenant` (which may name a deleted tenant); a plain render has no use
+    // for the folder names.
+    let rendered = if named.is_empty() {
+        BTreeSet::new()
+    } else {
+        overlays.deployed.keys().cloned().collect()
     };
     Ok(Ok(Inputs {
-        deployed: deployed_on_disk(repo),
-        overlay_hashes,
+        deployed: overlays.deployed,
+        overlay_hashes: overlays.hashes,
         rendered,
         platform,
         tenants,

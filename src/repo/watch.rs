@@ -1,5 +1,6 @@
 //! Which inputs a batch of file-system events touched: the pure decision behind `watch`.
-//! The notify loop around it only debounces and calls the render pipeline.
+//! The notify loop around it (notify's debouncer) only batches events and calls the render
+//! pipeline.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path};

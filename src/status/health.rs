@@ -153,7 +153,10 @@ pub fn cluster(object: &Value) -> (State, String) {
         .filter(|c| c.status != "True")
         .map(|c| format!(": {}", if c.message.is_empty() { &c.reason } else { &c.message }))
         .unwrap_or_default();
-    (state, format!("{}{why}", if phase.is_empty() { "no phase" } else { phase }))
+    (
+        state,
+        format!("{}{why}", if phase.is_empty() { "no phase" } else { phase }),
+    )
 }
 
 /// A KamajiControlPlane (v1alpha2): `status.ready`, `status.initialized`, `status.version`
@@ -169,7 +172,11 @@ pub fn kamaji_control_plane(object: &Value) -> (State, String) {
     } else {
         State::Progressing
     };
-    let initialized = if status["initialized"] == true { "initialized" } else { "not initialized" };
+    let initialized = if status["initialized"] == true {
+        "initialized"
+    } else {
+        "not initialized"
+    };
     (state, format!("{version}, {initialized}"))
 }
 
@@ -225,12 +232,53 @@ mod tests {
     #[test]
     fn a_kustomization_is_ready_only_at_the_revision_asked_for() {
         let want = Some("abcdef1");
-        assert_eq!(flux(&ks("True", "ReconciliationSucceeded", "main@sha1:abcdef123", "main@sha1:abcdef123"), want).0, State::Ready);
-        assert_eq!(flux(&ks("True", "ReconciliationSucceeded", "main@sha1:0000000", "main@sha1:0000000"), want).0, State::Stale);
+        assert_eq!(
+            flux(
+                &ks(
+                    "True",
+                    "ReconciliationSucceeded",
+                    "main@sha1:abcdef123",
+                    "main@sha1:abcdef123"
+                ),
+                want
+            )
+            .0,
+            State::Ready
+        );
+        assert_eq!(
+            flux(
+                &ks(
+                    "True",
+                    "ReconciliationSucceeded",
+                    "main@sha1:0000000",
+                    "main@sha1:0000000"
+                ),
+                want
+            )
+            .0,
+            State::Stale
+        );
         // It tried the revision and failed: failed. It failed on an older one: still on its way.
-        assert_eq!(flux(&ks("False", "BuildFailed", "main@sha1:0000000", "main@sha1:abcdef123"), want).0, State::Failed);
-        assert_eq!(flux(&ks("False", "BuildFailed", "main@sha1:0000000", "main@sha1:0000000"), want).0, State::Progressing);
-        assert_eq!(flux(&ks("False", "DependencyNotReady", "", "main@sha1:abcdef123"), want).0, State::Progressing);
+        assert_eq!(
+            flux(
+                &ks("False", "BuildFailed", "main@sha1:0000000", "main@sha1:abcdef123"),
+                want
+            )
+            .0,
+            State::Failed
+        );
+        assert_eq!(
+            flux(
+                &ks("False", "BuildFailed", "main@sha1:0000000", "main@sha1:0000000"),
+                want
+            )
+            .0,
+            State::Progressing
+        );
+        assert_eq!(
+            flux(&ks("False", "DependencyNotReady", "", "main@sha1:abcdef123"), want).0,
+            State::Progressing
+        );
         assert_eq!(flux(&json!({"kind": "Kustomization"}), want).0, State::NoStatus);
     }
 
@@ -239,8 +287,20 @@ mod tests {
         assert_eq!(cluster(&json!({})).0, State::NoStatus);
         assert_eq!(kamaji_control_plane(&json!({"status": {}})).0, State::NoStatus);
         assert_eq!(machine_deployment(&json!({"spec": {"replicas": 2}})).0, State::NoStatus);
-        assert_eq!(machine_deployment(&json!({"spec": {"replicas": 2}, "status": {"readyReplicas": 1, "availableReplicas": 1}})).0, State::Progressing);
-        assert_eq!(machine_deployment(&json!({"spec": {"replicas": 2}, "status": {"readyReplicas": 2, "availableReplicas": 2}})).0, State::Ready);
+        assert_eq!(
+            machine_deployment(
+                &json!({"spec": {"replicas": 2}, "status": {"readyReplicas": 1, "availableReplicas": 1}})
+            )
+            .0,
+            State::Progressing
+        );
+        assert_eq!(
+            machine_deployment(
+                &json!({"spec": {"replicas": 2}, "status": {"readyReplicas": 2, "availableReplicas": 2}})
+            )
+            .0,
+            State::Ready
+        );
     }
 
     #[test]

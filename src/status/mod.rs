@@ -69,7 +69,11 @@ pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
         .filter(|m| m.rendered && m.kind == "Kustomization" && m.group() == "kustomize.toolkit.fluxcd.io")
         .filter(|m| m.file.starts_with("flux/"))
         .map(|k| {
-            let path = k.str("spec.path").unwrap_or_default().trim_start_matches("./").trim_end_matches('/');
+            let path = k
+                .pointer_str("/spec/path")
+                .unwrap_or_default()
+                .trim_start_matches("./")
+                .trim_end_matches('/');
             let folder = format!("{path}/");
             let inside: Vec<&Manifest> = manifests
                 .iter()
@@ -88,14 +92,14 @@ pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
                     Some((m.name.clone(), (annotation(MIN_SIZE)?, annotation(MAX_SIZE)?)))
                 })
                 .collect();
-            let source = k.str("spec.sourceRef.kind").map(|kind| ObjectRef {
+            let source = k.pointer_str("/spec/sourceRef/kind").map(|kind| ObjectRef {
                 kind: kind.to_string(),
                 namespace: k
-                    .str("spec.sourceRef.namespace")
+                    .pointer_str("/spec/sourceRef/namespace")
                     .or(k.namespace.as_deref())
                     .unwrap_or("flux-system")
                     .to_string(),
-                name: k.str("spec.sourceRef.name").unwrap_or_default().to_string(),
+                name: k.pointer_str("/spec/sourceRef/name").unwrap_or_default().to_string(),
             });
             Entry {
                 tenant: k.value["metadata"]["labels"][TENANT_LABEL].as_str().map(str::to_string),
@@ -216,7 +220,10 @@ pub fn assess(entries: &[Entry], live: &Live, want: Option<&str>) -> Report {
             let mut objects = vec![status_of(&e.kustomization, get(&e.kustomization), want, None)];
             let mut rest: Vec<&ObjectRef> = e.objects.iter().collect();
             rest.sort_by_key(|r| (KINDS.iter().position(|k| *k == r.kind), r.name.clone()));
-            objects.extend(rest.into_iter().map(|r| status_of(r, get(r), want, e.bounds.get(&r.name).copied())));
+            objects.extend(
+                rest.into_iter()
+                    .map(|r| status_of(r, get(r), want, e.bounds.get(&r.name).copied())),
+            );
             Row {
                 name: e.name().to_string(),
                 state: objects.iter().map(|o| o.state).max().unwrap_or(State::Ready),
@@ -296,7 +303,13 @@ pub enum Verdict {
 
 /// Whether the Flux objects of `rows` are done.
 pub fn verdict(report: &Report) -> Verdict {
-    let flux = || report.rows.iter().flat_map(|r| r.objects.iter()).filter(|o| o.is_flux());
+    let flux = || {
+        report
+            .rows
+            .iter()
+            .flat_map(|r| r.objects.iter())
+            .filter(|o| o.is_flux())
+    };
     let describe = |o: &ObjectStatus| {
         format!(
             "{} {}/{} is {}: {}",

@@ -138,7 +138,9 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         if o.group() != "operator.cluster.x-k8s.io" || !o.kind.ends_with("Provider") {
             continue;
         }
-        let Some(version) = o.str("spec.version") else { continue };
+        let Some(version) = o.pointer_str("/spec/version") else {
+            continue;
+        };
         match lookup(&o.kind, &o.name, version) {
             // Core, bootstrap and control plane providers other than the ones kaas-gitops renders
             // are the platform team's own business; an infrastructure provider is a tenant's.
@@ -285,7 +287,7 @@ fn kubeadm_reads_control_plane(fleet: &Fleet, installed: &[Installed<'_>]) -> Op
     }
     let bound = fleet.objects.iter().any(|o| {
         o.kind == "ClusterRoleBinding"
-            && o.get("subjects")
+            && o.pointer("/subjects")
                 .and_then(|s| s.as_array())
                 .is_some_and(|s| s.iter().any(|s| s["name"] == "capi-kubeadm-bootstrap-manager"))
     });

@@ -28,9 +28,9 @@ fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
                 object: o,
                 field: "metadata.name".into(),
             }),
-            ("helm.toolkit.fluxcd.io", "HelmRelease") => match o.str("spec.chart.spec.chart") {
+            ("helm.toolkit.fluxcd.io", "HelmRelease") => match o.pointer_str("/spec/chart/spec/chart") {
                 Some("kamaji-etcd") => {
-                    let values = o.get("spec.values").cloned().unwrap_or(Value::Null);
+                    let values = o.pointer("/spec/values").cloned().unwrap_or(Value::Null);
                     if let Some(name) = etcd_datastore(&values, &helm_release_name(o)) {
                         out.push(Creator {
                             name,
@@ -40,7 +40,9 @@ fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
                     }
                 }
                 Some("kamaji") => {
-                    let sub = o.get("spec.values").map_or(Value::Null, |v| v["kamaji-etcd"].clone());
+                    let sub = o
+                        .pointer("/spec/values")
+                        .map_or(Value::Null, |v| v["kamaji-etcd"].clone());
                     if sub["deploy"].as_bool() != Some(false) && sub["datastore"]["enabled"].as_bool() != Some(false) {
                         let name = sub["datastore"]["name"]
                             .as_str()
@@ -63,8 +65,8 @@ fn creators(fleet: &Fleet) -> Vec<Creator<'_>> {
 
 /// The Helm release a HelmRelease makes: `spec.releaseName`, else `[targetNamespace-]name`.
 pub(crate) fn helm_release_name(o: &Manifest) -> String {
-    o.str("spec.releaseName").map_or_else(
-        || match o.str("spec.targetNamespace") {
+    o.pointer_str("/spec/releaseName").map_or_else(
+        || match o.pointer_str("/spec/targetNamespace") {
             Some(ns) => format!("{ns}-{}", o.name),
             None => o.name.clone(),
         },
@@ -131,9 +133,9 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
     };
     let default = fleet
         .rendered()
-        .find(|o| o.kind == "HelmRelease" && o.str("spec.chart.spec.chart") == Some("kamaji"));
+        .find(|o| o.kind == "HelmRelease" && o.pointer_str("/spec/chart/spec/chart") == Some("kamaji"));
     if let Some(k) = default {
-        let name = k.str("spec.values.defaultDatastoreName").unwrap_or("default");
+        let name = k.pointer_str("/spec/values/defaultDatastoreName").unwrap_or("default");
         if !exists(name) {
             out.push(
                 error(
@@ -150,12 +152,12 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         }
     }
     for o in fleet.rendered() {
-        let field = match (o.group(), o.kind.as_str()) {
-            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.dataStoreName",
-            ("kamaji.clastix.io", "TenantControlPlane") => "spec.dataStore",
+        let (pointer, field) = match (o.group(), o.kind.as_str()) {
+            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => ("/spec/dataStoreName", "spec.dataStoreName"),
+            ("kamaji.clastix.io", "TenantControlPlane") => ("/spec/dataStore", "spec.dataStore"),
             _ => continue,
         };
-        let name = match o.str(field).filter(|n| !n.is_empty()) {
+        let name = match o.pointer_str(pointer).filter(|n| !n.is_empty()) {
             Some(n) => n,
             // Without a name Kamaji uses its default DataStore, checked above.
             None => continue,

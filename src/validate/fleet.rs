@@ -70,23 +70,25 @@ impl Manifest {
         self.source.locate_key(field)
     }
 
-    /// The value at a dotted path (`spec.chart.spec.sourceRef`, `spec.workers.items[0].ref`).
-    pub fn get(&self, path: &str) -> Option<&Value> {
-        path.split('.').try_fold(&self.value, |v, segment| {
-            let mut parts = segment.split('[');
-            let key = parts.next().unwrap_or_default();
-            let mut v = if key.is_empty() { v } else { v.get(key)? };
-            for index in parts {
-                v = v.get(index.trim_end_matches(']').parse::<usize>().ok()?)?;
-            }
-            Some(v)
-        })
+    /// The value at a JSON pointer (RFC 6901: `/spec/chart/spec/sourceRef`,
+    /// `/spec/workers/items/0/ref`; `~1` for a `/` and `~0` for a `~` inside a key), so keys
+    /// holding dots (`app.kubernetes.io/name`) are reached as written. See [`pointer_to`].
+    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+        self.value.pointer(pointer)
     }
 
-    /// The string at a dotted path.
-    pub fn str(&self, path: &str) -> Option<&str> {
-        self.get(path).and_then(Value::as_str)
+    /// The string at a JSON pointer.
+    pub fn pointer_str(&self, pointer: &str) -> Option<&str> {
+        self.pointer(pointer).and_then(Value::as_str)
     }
+}
+
+/// The JSON pointer to the value under `keys`, each escaped as RFC 6901 says (`~` as `~0`,
+/// then `/` as `~1`), so any key, dots and slashes included, names exactly one member.
+pub fn pointer_to<'a>(keys: impl IntoIterator<Item = &'a str>) -> String {
+    keys.into_iter()
+        .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+        .collect()
 }
 
 /// A folder with a `kustomization.yaml`.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::model::{KubeVersion, Platform};
 use crate::spec::source::child_path;
-use crate::validate::fleet::{is_cluster_scoped, place};
+use crate::validate::fleet::{is_cluster_scoped, place, pointer_to};
 use crate::validate::{Check, Finding, Fleet, Manifest, error, warning};
 use crate::validate::{datastores, labels};
 
@@ -51,31 +51,45 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
     for o in fleet.rendered() {
         match (o.group(), o.kind.as_str()) {
             ("cluster.x-k8s.io", "Cluster") => {
-                for field in ["spec.controlPlaneRef", "spec.infrastructureRef"] {
-                    out.extend(object_ref(&index, o, field));
+                for (pointer, field) in [
+                    ("/spec/controlPlaneRef", "spec.controlPlaneRef"),
+                    ("/spec/infrastructureRef", "spec.infrastructureRef"),
+                ] {
+                    out.extend(object_ref(&index, o, pointer, field));
                 }
                 out.extend(class_ref(&index, o));
             }
             ("cluster.x-k8s.io", "ClusterClass") => {
                 let mut refs = Vec::new();
-                template_refs(&o.value, "", &mut refs);
-                for field in refs {
-                    out.extend(object_ref(&index, o, &field));
+                template_refs(&o.value, "", "", &mut refs);
+                for (pointer, field) in refs {
+                    out.extend(object_ref(&index, o, &pointer, &field));
                 }
             }
             ("cluster.x-k8s.io", "MachineDeployment") => {
                 out.extend(cluster_name(&index, o));
-                for field in [
-                    "spec.template.spec.bootstrap.configRef",
-                    "spec.template.spec.infrastructureRef",
+                for (pointer, field) in [
+                    (
+                        "/spec/template/spec/bootstrap/configRef",
+                        "spec.template.spec.bootstrap.configRef",
+                    ),
+                    (
+                        "/spec/template/spec/infrastructureRef",
+                        "spec.template.spec.infrastructureRef",
+                    ),
                 ] {
-                    out.extend(object_ref(&index, o, field));
+                    out.extend(object_ref(&index, o, pointer, field));
                 }
                 out.extend(selector_matches_template(o));
             }
             ("helm.toolkit.fluxcd.io", "HelmRelease") => {
-                out.extend(source_ref(&index, o, "spec.chart.spec.sourceRef"));
-                out.extend(source_ref(&index, o, "spec.chartRef"));
+                out.extend(source_ref(
+                    &index,
+                    o,
+                    "/spec/chart/spec/sourceRef",
+                    "spec.chart.spec.sourceRef",
+                ));
+                out.extend(source_ref(&index, o, "/spec/chartRef", "spec.chartRef"));
                 out.extend(release_name(o));
             }
             ("kustomize.toolkit.fluxcd.io", "Kustomization") => out.extend(flux_kustomization(&index, fleet, o)),
@@ -112,8 +126,9 @@ fn duplicates(fleet: &Fleet) -> Vec<Finding> {
 
 /// A Cluster API reference: `{apiGroup, kind, name}` (v1beta2) or `{apiVersion, kind, name,
 /// namespace}` (v1beta1), to an object in the referrer's namespace.
-fn object_ref(index: &Index<'_>, o: &Manifest, field: &str) -> Option<Finding> {
-    let r = o.get(field)?;
+/// `pointer` reads it, `field` is the same place as users see it.
+fn object_ref(index: &Index<'_>, o: &Manifest, pointer: &str, field: &str) -> Option<Finding> {
+    let r = o.pointer(pointer)?;
     let kind = r["kind"].as_str()?;
     let name = r["name"].as_str()?;
     let group = match (r["apiGroup"].as_str(), r["apiVersion"].as_str()) {
@@ -143,13 +158,16 @@ fn object_ref(index: &Index<'_>, o: &Manifest, field: &str) -> Option<Finding> {
 /// A managed topology's `spec.topology.classRef` names a ClusterClass (v1beta2; v1beta1 names it
 /// in `spec.topology.class`, in the Cluster's namespace).
 fn class_ref(index: &Index<'_>, o: &Manifest) -> Option<Finding> {
-    let (field, name, namespace) = match (o.str("spec.topology.classRef.name"), o.str("spec.topology.class")) {
+    let (field, name, namespace) = match (
+        o.pointer_str("/spec/topology/classRef/name"),
+        o.pointer_str("/spec/topology/class"),
+    ) {
         (Some(n), _) => (
             "spec.topology.classRef.name",
             n,
-            o.str("spec.topology.classRef.namespace"),
+            o.pointer_str("/spec/topology/classRef/namespace"),
         ),
-        (None, Some(n)) => ("spec.topology.class", n, o.str("spec.topology.classNamespace")),
+        (None, Some(n)) => ("spec.topology.class", n, o.pointer_str("/spec/topology/classNamespace")),
         (None, None) => return None,
     };
     let namespace = namespace.or(o.namespace.as_deref());
@@ -171,21 +189,23 @@ fn class_ref(index: &Index<'_>, o: &Manifest) -> Option<Finding> {
 }
 
 /// Paths of every `templateRef` in a ClusterClass.
-fn template_refs(v: &Value, path: &str, out: &mut Vec<String>) {
+fn template_refs(v: &Value, pointer: &str, path: &str, out: &mut Vec<(String, String)>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
+                // The pointer reaches a key with dots or slashes (a label, an annotation) as is.
+                let ptr = format!("{pointer}{}", pointer_to([k.as_str()]));
                 let p = child_path(path, k);
                 if k == "templateRef" {
-                    out.push(p);
+                    out.push((ptr, p));
                 } else {
-                    template_refs(child, &p, out);
+                    template_refs(child, &ptr, &p, out);
                 }
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                template_refs(item, &format!("{path}[{i}]"), out);
+                template_refs(item, &format!("{pointer}/{i}"), &format!("{path}[{i}]"), out);
             }
         }
         _ => {}
@@ -194,7 +214,7 @@ fn template_refs(v: &Value, path: &str, out: &mut Vec<String>) {
 
 /// `spec.clusterName` names a Cluster in the namespace.
 fn cluster_name(index: &Index<'_>, o: &Manifest) -> Option<Finding> {
-    let name = o.str("spec.clusterName")?;
+    let name = o.pointer_str("/spec/clusterName")?;
     if index
         .get("cluster.x-k8s.io", "Cluster", o.namespace.as_deref(), name)
         .is_some()
@@ -214,8 +234,8 @@ fn cluster_name(index: &Index<'_>, o: &Manifest) -> Option<Finding> {
 
 /// Cluster API refuses a MachineDeployment whose selector does not match its template's labels.
 fn selector_matches_template(o: &Manifest) -> Option<Finding> {
-    let selector = o.get("spec.selector.matchLabels")?.as_object()?;
-    let labels = o.get("spec.template.metadata.labels").and_then(Value::as_object);
+    let selector = o.pointer("/spec/selector/matchLabels")?.as_object()?;
+    let labels = o.pointer("/spec/template/metadata/labels").and_then(Value::as_object);
     let missing: Vec<String> = selector
         .iter()
         .filter(|(k, v)| labels.and_then(|l| l.get(*k)) != Some(*v))
@@ -236,8 +256,9 @@ fn selector_matches_template(o: &Manifest) -> Option<Finding> {
 }
 
 /// A Flux source reference (`{kind, name, namespace}`, namespace defaulting to the referrer's).
-fn source_ref(index: &Index<'_>, o: &Manifest, field: &str) -> Option<Finding> {
-    let r = o.get(field)?;
+/// `pointer` reads it, `field` is the same place as users see it.
+fn source_ref(index: &Index<'_>, o: &Manifest, pointer: &str, field: &str) -> Option<Finding> {
+    let r = o.pointer(pointer)?;
     let kind = r["kind"].as_str()?;
     let name = r["name"].as_str()?;
     let namespace = r["namespace"].as_str().or(o.namespace.as_deref());
@@ -260,7 +281,7 @@ fn source_ref(index: &Index<'_>, o: &Manifest, field: &str) -> Option<Finding> {
 
 /// The Helm release name Flux uses: `spec.releaseName`, else `[targetNamespace-]name`.
 pub fn release_name(o: &Manifest) -> Option<Finding> {
-    if o.str("spec.releaseName").is_some() {
+    if o.pointer_str("/spec/releaseName").is_some() {
         // The CRD's maxLength already reports an explicit name that is too long.
         return None;
     }
@@ -279,7 +300,7 @@ pub fn release_name(o: &Manifest) -> Option<Finding> {
 /// A Flux Kustomization's `path` is a folder with a kustomization and its `dependsOn` exist.
 fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Manifest) -> Vec<Finding> {
     let mut out = Vec::new();
-    if let Some(path) = o.str("spec.path") {
+    if let Some(path) = o.pointer_str("/spec/path") {
         let rel = path.trim_start_matches("./").trim_end_matches('/');
         let managed = ["overlays/", "flux/", "base/"].iter().any(|p| rel.starts_with(p)) || rel == "flux";
         if managed && fleet.folders.binary_search_by(|f| f.path.as_str().cmp(rel)).is_err() {
@@ -295,7 +316,7 @@ fn flux_kustomization(index: &Index<'_>, fleet: &Fleet, o: &Manifest) -> Vec<Fin
         }
     }
     for (i, dep) in o
-        .get("spec.dependsOn")
+        .pointer("/spec/dependsOn")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -326,12 +347,16 @@ fn vips(fleet: &Fleet) -> Vec<Finding> {
     let mut seen: BTreeMap<&str, (&Manifest, &str)> = BTreeMap::new();
     let mut out = Vec::new();
     for o in fleet.rendered() {
-        let field = match (o.group(), o.kind.as_str()) {
-            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.network.serviceAddress",
-            ("kamaji.clastix.io", "TenantControlPlane") => "spec.networkProfile.address",
+        let (pointer, field) = match (o.group(), o.kind.as_str()) {
+            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => {
+                ("/spec/network/serviceAddress", "spec.network.serviceAddress")
+            }
+            ("kamaji.clastix.io", "TenantControlPlane") => {
+                ("/spec/networkProfile/address", "spec.networkProfile.address")
+            }
             _ => continue,
         };
-        let Some(vip) = o.str(field).filter(|v| !v.is_empty()) else {
+        let Some(vip) = o.pointer_str(pointer).filter(|v| !v.is_empty()) else {
             continue;
         };
         if let Some((first, first_field)) = seen.get(vip) {
@@ -360,13 +385,13 @@ fn vips(fleet: &Fleet) -> Vec<Finding> {
 fn versions(index: &Index<'_>, fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
     let mut out = Vec::new();
     for o in fleet.rendered() {
-        let field = match (o.group(), o.kind.as_str()) {
-            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => "spec.version",
-            ("cluster.x-k8s.io", "MachineDeployment") => "spec.template.spec.version",
-            ("cluster.x-k8s.io", "Cluster") => "spec.topology.version",
+        let (pointer, field) = match (o.group(), o.kind.as_str()) {
+            ("controlplane.cluster.x-k8s.io", "KamajiControlPlane") => ("/spec/version", "spec.version"),
+            ("cluster.x-k8s.io", "MachineDeployment") => ("/spec/template/spec/version", "spec.template.spec.version"),
+            ("cluster.x-k8s.io", "Cluster") => ("/spec/topology/version", "spec.topology.version"),
             _ => continue,
         };
-        let Some(text) = o.str(field) else { continue };
+        let Some(text) = o.pointer_str(pointer) else { continue };
         let Some(v) = KubeVersion::parse(text) else {
             out.push(
                 error(Check::Fleet, o, field, format!("`{text}` is no Kubernetes version"))
@@ -428,14 +453,48 @@ fn control_plane_version(index: &Index<'_>, md: &Manifest) -> Option<KubeVersion
         "cluster.x-k8s.io",
         "Cluster",
         md.namespace.as_deref(),
-        md.str("spec.clusterName")?,
+        md.pointer_str("/spec/clusterName")?,
     )?;
-    let r = cluster.get("spec.controlPlaneRef")?;
+    let r = cluster.pointer("/spec/controlPlaneRef")?;
     let cp = index.get(
         "controlplane.cluster.x-k8s.io",
         r["kind"].as_str()?,
         cluster.namespace.as_deref(),
         r["name"].as_str()?,
     )?;
-    KubeVersion::parse(cp.str("spec.version")?)
+    KubeVersion::parse(cp.pointer_str("/spec/version")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `templateRef` under a key holding dots, a slash and a tilde (as labels and annotations
+    /// do) is found and its pointer reads it back: keys are escaped, never split.
+    #[test]
+    fn template_refs_reach_keys_with_dots_and_slashes() {
+        let class = serde_json::json!({"spec": {
+            "example.com/a~b": {"templateRef": {"kind": "K", "name": "odd"}},
+            "workers": [{"templateRef": {"kind": "K", "name": "plain"}}],
+        }});
+        let mut refs = Vec::new();
+        template_refs(&class, "", "", &mut refs);
+        let mut read: Vec<(&str, &str)> = refs
+            .iter()
+            .map(|(pointer, field)| {
+                let r = class
+                    .pointer(pointer)
+                    .unwrap_or_else(|| panic!("{pointer} reads nothing"));
+                (r["name"].as_str().unwrap(), field.as_str())
+            })
+            .collect();
+        read.sort();
+        assert_eq!(
+            read,
+            [
+                ("odd", "spec.example.com/a~b.templateRef"),
+                ("plain", "spec.workers[0].templateRef")
+            ]
+        );
+    }
 }

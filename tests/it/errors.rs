@@ -713,3 +713,61 @@ fn a_cron_schedule_out_of_range_is_refused_at_its_line() {
     );
     assert_error_at(&err, "tenants/acme.yaml:15:86", &["= hint: five fields"]);
 }
+
+/// `--color always` paints only the words `error` and `warning` (and an error's first line):
+/// with the escapes stripped the text is exactly the plain one. `--color auto` paints nothing
+/// when stderr is not a terminal (here a pipe) or when `NO_COLOR` is set.
+#[test]
+fn colour_paints_the_words_and_nothing_else() {
+    let repo = Repo::example();
+    // A warning (the example's unpinned images) on a good render, an error on a bad one.
+    let good = |color: &str, no_color: Option<&str>| {
+        let mut c = crate::common::bin();
+        c.env_remove("NO_COLOR")
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["--color", color, "diff"]);
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        crate::common::Run::from(c.output().expect("the binary runs"))
+    };
+    let plain = good("never", None);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(plain.stderr.contains("warning:"), "{}", plain.stderr);
+    let painted = good("always", None);
+    assert!(
+        painted.stderr.contains("\x1b["),
+        "no colour under --color always:\n{}",
+        painted.stderr
+    );
+    assert!(
+        !painted.stderr.contains("warning:"),
+        "`warning` not painted:\n{}",
+        painted.stderr
+    );
+    assert_eq!(anstream::adapter::strip_str(&painted.stderr).to_string(), plain.stderr);
+    assert_eq!(good("auto", None).stderr, plain.stderr, "a pipe is not a terminal");
+    assert_eq!(good("auto", Some("1")).stderr, plain.stderr);
+
+    repo.write(
+        "tenants/bad.yaml",
+        &GOOD.replace("      replicas: 1", "      replica: 1"),
+    );
+    let plain = good("never", None);
+    assert_eq!(plain.code, 1, "{}", plain.stderr);
+    assert!(
+        plain.stderr.contains("error: unknown field `replica`"),
+        "{}",
+        plain.stderr
+    );
+    let painted = good("always", None);
+    assert_eq!(painted.code, 1, "{}", painted.stderr);
+    assert!(
+        !painted.stderr.contains("error: unknown field"),
+        "`error` not painted:\n{}",
+        painted.stderr
+    );
+    assert_eq!(anstream::adapter::strip_str(&painted.stderr).to_string(), plain.stderr);
+    assert_eq!(good("auto", None).stderr, plain.stderr, "a pipe is not a terminal");
+}

@@ -12,6 +12,7 @@ mod git_ssh;
 mod hostile;
 mod invariants;
 mod layout;
+mod objects;
 mod pin;
 mod providers;
 mod reference;

@@ -37,10 +37,15 @@ fn an_unreachable_cluster_is_one_message_and_exit_2() {
     let config = kubeconfig(dir.path(), "https://127.0.0.1:9");
     for command in ["status", "wait"] {
         let config = config.to_string_lossy();
-        let r = run(&repo, &[command, "--kubeconfig", &config, "--revision", "0123456"], OsStr::new(""));
+        let r = run(
+            &repo,
+            &[command, "--kubeconfig", &config, "--revision", "0123456"],
+            OsStr::new(""),
+        );
         assert_eq!(r.code, 2, "{command}: {}", r.stderr);
         assert!(
-            r.stderr.starts_with("error: cannot reach the management cluster at https://127.0.0.1:9/: "),
+            r.stderr
+                .starts_with("error: cannot reach the management cluster at https://127.0.0.1:9/: "),
             "{command}: {}",
             r.stderr
         );
@@ -81,14 +86,23 @@ fn an_unknown_context_and_a_missing_kubeconfig_are_named() {
         r.stderr
     );
     let missing = dir.path().join("none");
-    let r = run(&repo, &["status", "--kubeconfig", &missing.to_string_lossy()], OsStr::new(""));
+    let r = run(
+        &repo,
+        &["status", "--kubeconfig", &missing.to_string_lossy()],
+        OsStr::new(""),
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.starts_with(&format!("error: cannot load the kubeconfig `{}`: ", missing.display())),
+        r.stderr
+            .starts_with(&format!("error: cannot load the kubeconfig `{}`: ", missing.display())),
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("hint: name the management cluster's kubeconfig"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("hint: name the management cluster's kubeconfig"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -97,17 +111,26 @@ fn tenants_are_checked_against_the_rendered_fleet_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
     // A server that would hang the run if it were asked: nothing listens, but no request is made.
     let config = kubeconfig(dir.path(), "https://127.0.0.1:9");
-    let r = run(&repo, &["status", "hooli", "--kubeconfig", &config.to_string_lossy()], OsStr::new(""));
+    let r = run(
+        &repo,
+        &["status", "hooli", "--kubeconfig", &config.to_string_lossy()],
+        OsStr::new(""),
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         r.stderr,
         "error: no tenant `hooli` is rendered under `flux/`\n\nhint: rendered tenants: acme, globex, initech\n"
     );
     let empty = Repo::example();
-    let r = run(&empty, &["wait", "--kubeconfig", &config.to_string_lossy()], OsStr::new(""));
+    let r = run(
+        &empty,
+        &["wait", "--kubeconfig", &config.to_string_lossy()],
+        OsStr::new(""),
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        r.stderr.starts_with("error: nothing rendered: no Flux Kustomization under `flux/`"),
+        r.stderr
+            .starts_with("error: nothing rendered: no Flux Kustomization under `flux/`"),
         "{}",
         r.stderr
     );
@@ -118,5 +141,9 @@ fn wait_takes_a_human_timeout() {
     let repo = rendered();
     let r = repo.run(&["wait", "--timeout", "soon"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("invalid value 'soon' for '--timeout <DURATION>'"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("invalid value 'soon' for '--timeout <DURATION>'"),
+        "{}",
+        r.stderr
+    );
 }

@@ -449,7 +449,7 @@ fn mode<'a>(
     errs: &mut Vec<Diagnostic>,
 ) -> (
     Option<Infrastructure>,
-    Option<(&'a ClusterClass, Vec<(String, raw::Json)>)>,
+    Option<(&'a ClusterClass, Vec<(String, serde_json::Value)>)>,
 ) {
     match (&spec.infrastructure, &spec.topology) {
         (Some(infra), None) => (

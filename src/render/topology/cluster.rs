@@ -8,71 +8,94 @@ use crate::map;
 use crate::model::{Platform, PoolSize, Tenant, TenantTopology};
 use crate::render::Object;
 use crate::render::node::Node;
+use crate::render::objects::cluster::{
+    ClassRef, Cluster, ClusterSpec, ClusterVariable, ControlPlaneTopology, Deletion, MachineDeploymentTopology, Taint,
+    Topology, TopologyMetadata, WorkersTopology,
+};
+use crate::render::objects::{ObjectMeta, present, to_node};
 use crate::render::shared::{cluster_labels, cluster_network};
 use crate::render::workers::autoscaler_annotations;
 
 /// The tenant's `Cluster` built from its class.
 pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object {
-    let namespace = p.topology.as_ref().map(|t| t.namespace.as_str());
-    let deployments: Vec<Node> = t
+    let namespace = p.topology.as_ref().map(|t| t.namespace.clone());
+    let deployments: Vec<MachineDeploymentTopology> = t
         .pools
         .iter()
         .map(|pool| {
             let (replicas, annotations) = match pool.size {
-                PoolSize::Fixed(n) => (Some(n), Node::Absent),
+                PoolSize::Fixed(n) => (Some(n), None),
                 // No replicas: the autoscaler owns them, and the topology controller leaves them.
-                PoolSize::Autoscaled { min, max } => (None, autoscaler_annotations(pool, min, max)),
+                PoolSize::Autoscaled { min, max } => (None, present(autoscaler_annotations(pool, min, max))),
             };
-            let taints: Vec<Node> = pool
+            let taints: Vec<Taint> = pool
                 .taints
                 .iter()
-                .map(|(k, v, e)| {
-                    map! {"key" => k, "value" => v.clone(), "effect" => e.as_str(), "propagation" => "OnInitialization"}
+                .map(|(k, v, e)| Taint {
+                    key: k.clone(),
+                    value: v.clone(),
+                    effect: e.as_str().into(),
+                    propagation: "OnInitialization".into(),
                 })
                 .collect();
-            map! {
-                "class" => WORKER_CLASS,
-                "name" => &pool.name,
-                "metadata" => map! {
-                    "labels" => Node::from(&pool.labels).or_absent(),
-                    "annotations" => annotations,
-                }.or_absent(),
-                "replicas" => replicas,
-                "taints" => Node::from(taints).or_absent(),
-                "deletion" => map! {"nodeDrainTimeoutSeconds" => crate::render::workers::NODE_DRAIN_TIMEOUT_SECONDS},
+            let metadata = TopologyMetadata {
+                labels: present(Node::from(&pool.labels)),
+                annotations,
+            };
+            MachineDeploymentTopology {
+                class: WORKER_CLASS.into(),
+                name: pool.name.clone(),
+                metadata: (metadata.labels.is_some() || metadata.annotations.is_some()).then_some(metadata),
+                replicas,
+                taints: (!taints.is_empty()).then_some(taints),
+                deletion: Deletion {
+                    node_drain_timeout_seconds: crate::render::workers::NODE_DRAIN_TIMEOUT_SECONDS,
+                },
             }
         })
         .collect();
-    let mut variables = vec![map! {"name" => VAR_DATASTORE, "value" => t.datastore_name()}];
+    let variable = |name: &str, value: Node| ClusterVariable {
+        name: name.to_string(),
+        value,
+    };
+    let mut variables = vec![variable(VAR_DATASTORE, Node::from(t.datastore_name()))];
     if let Some(vip) = t.vip {
-        variables.push(map! {
-            "name" => VAR_ENDPOINT,
-            "value" => map! {"host" => vip.to_string(), "port" => t.port},
-        });
+        variables.push(variable(
+            VAR_ENDPOINT,
+            map! {"host" => vip.to_string(), "port" => t.port},
+        ));
     }
     if !t.ssh_authorized_keys.is_empty() {
-        variables.push(map! {"name" => VAR_SSH_KEYS, "value" => &t.ssh_authorized_keys});
+        variables.push(variable(VAR_SSH_KEYS, Node::from(&t.ssh_authorized_keys)));
     }
     for (name, value) in &topo.variables {
-        variables.push(map! {"name" => name, "value" => Node::from(value)});
+        variables.push(variable(name, Node::from(value)));
     }
+    let cluster = Cluster::new(
+        ObjectMeta::new(&t.name, Some(&t.name), cluster_labels(t)),
+        ClusterSpec {
+            cluster_network: cluster_network(t),
+            control_plane_ref: None,
+            infrastructure_ref: None,
+            topology: Some(Topology {
+                class_ref: ClassRef {
+                    name: topo.class.clone(),
+                    namespace,
+                },
+                version: t.version.to_string(),
+                control_plane: ControlPlaneTopology {
+                    replicas: t.cp_replicas,
+                },
+                workers: (!deployments.is_empty()).then_some(WorkersTopology {
+                    machine_deployments: deployments,
+                }),
+                variables,
+            }),
+        },
+    );
     Object {
         kind: "Cluster",
         name: t.name.clone(),
-        body: map! {
-            "apiVersion" => "cluster.x-k8s.io/v1beta2",
-            "kind" => "Cluster",
-            "metadata" => map! {"name" => &t.name, "namespace" => &t.name, "labels" => cluster_labels(t)},
-            "spec" => map! {
-                "clusterNetwork" => cluster_network(t),
-                "topology" => map! {
-                    "classRef" => map! {"name" => &topo.class, "namespace" => namespace},
-                    "version" => t.version.to_string(),
-                    "controlPlane" => map! {"replicas" => t.cp_replicas},
-                    "workers" => map! {"machineDeployments" => Node::from(deployments).or_absent()}.or_absent(),
-                    "variables" => variables,
-                },
-            },
-        },
+        body: to_node(&cluster),
     }
 }

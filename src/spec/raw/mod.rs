@@ -15,8 +15,8 @@ pub use providers::{
     Provider, Proxmox, ProxmoxPool,
 };
 pub use topology::{
-    ClassSpec, Json, Patch, PatchOp, PatchOpKind, PatchTarget, PlatformTopology, SchemaType, TenantTopology, Variable,
-    VariableSchema,
+    AnyValue, ClassSpec, Patch, PatchOp, PatchOpKind, PatchTarget, PlatformTopology, SchemaType, TenantTopology,
+    Variable, VariableSchema,
 };
 
 /// The `apiVersion` both files carry.

@@ -4,57 +4,38 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{Infrastructure, Machine};
 
-/// Any YAML value: a variable's value, default or enum member, or a patch's value. Maps are
-/// sorted so the output does not depend on how the input was written.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum Json {
-    /// `null`.
-    Null,
-    /// `true` / `false`.
-    Bool(bool),
-    /// An integer.
-    Int(i64),
-    /// A number with a fraction.
-    Float(f64),
-    /// A string.
-    Str(String),
-    /// A sequence.
-    Seq(Vec<Json>),
-    /// A mapping.
-    Map(BTreeMap<String, Json>),
-}
+/// How the JSON Schema (`kaas-gitops schema`) describes any YAML value: a variable's value,
+/// default or enum member, or a patch's value. Those are `serde_json::Value`s; this type only
+/// keeps their schema as it was written for the former hand-made value type (`$defs/Json`).
+pub struct AnyValue;
 
-impl Json {
-    /// The value as `serde_json` sees it (for schema validation only; never for output).
-    pub fn to_serde(&self) -> serde_json::Value {
-        match self {
-            Json::Null => serde_json::Value::Null,
-            Json::Bool(b) => serde_json::Value::Bool(*b),
-            Json::Int(i) => serde_json::Value::from(*i),
-            Json::Float(f) => serde_json::Value::from(*f),
-            Json::Str(s) => serde_json::Value::String(s.clone()),
-            Json::Seq(v) => serde_json::Value::Array(v.iter().map(Json::to_serde).collect()),
-            Json::Map(m) => serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_serde())).collect()),
-        }
+impl JsonSchema for AnyValue {
+    fn schema_name() -> Cow<'static, str> {
+        "Json".into()
     }
 
-    /// A short description of the value's type, for messages.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Json::Null => "null",
-            Json::Bool(_) => "a boolean",
-            Json::Int(_) => "an integer",
-            Json::Float(_) => "a number",
-            Json::Str(_) => "a string",
-            Json::Seq(_) => "a list",
-            Json::Map(_) => "a map",
-        }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let any = generator.subschema_for::<AnyValue>();
+        json_schema!({
+            "description": "Any YAML value: a variable's value, default or enum member, or a patch's value. Maps are\nsorted so the output does not depend on how the input was written.",
+            "anyOf": [
+                {"description": "`null`.", "type": "null"},
+                {"description": "`true` / `false`.", "type": "boolean"},
+                {"description": "An integer.", "format": "int64", "type": "integer"},
+                {"description": "A number with a fraction.", "format": "double", "type": "number"},
+                {"description": "A string.", "type": "string"},
+                {"description": "A sequence.", "items": any, "type": "array"},
+                {"additionalProperties": any, "description": "A mapping.", "type": "object"}
+            ]
+        })
     }
 }
 
@@ -66,7 +47,8 @@ pub struct TenantTopology {
     pub class: String,
     /// Values of the class's variables, by name; checked against the class's schemas.
     #[serde(default)]
-    pub variables: BTreeMap<String, Json>,
+    #[schemars(with = "BTreeMap<String, AnyValue>")]
+    pub variables: BTreeMap<String, Value>,
 }
 
 /// `spec.topology` of the Platform: ClusterClasses tenants may be built from.
@@ -133,9 +115,11 @@ pub struct VariableSchema {
     pub pattern: Option<String>,
     /// The allowed values.
     #[serde(rename = "enum")]
-    pub enum_values: Option<Vec<Json>>,
+    #[schemars(with = "Option<Vec<AnyValue>>")]
+    pub enum_values: Option<Vec<Value>>,
     /// The value when a tenant sets none.
-    pub default: Option<Json>,
+    #[schemars(with = "Option<AnyValue>")]
+    pub default: Option<Value>,
     /// The schema of an array's items.
     pub items: Option<Box<VariableSchema>>,
     /// The fewest items of an array.
@@ -221,7 +205,8 @@ pub struct PatchOp {
     /// The JSON pointer to change.
     pub path: String,
     /// A fixed value.
-    pub value: Option<Json>,
+    #[schemars(with = "Option<AnyValue>")]
+    pub value: Option<Value>,
     /// Take the value from this variable (or a `builtin.` one, e.g. `builtin.cluster.name`).
     pub variable: Option<String>,
     /// Take the value from this Go template over the variables.

@@ -92,7 +92,7 @@ pub(crate) fn tenant<'a>(
     topology: &raw::TenantTopology,
     platform: Option<&'a Topology>,
     errs: &mut Vec<Diagnostic>,
-) -> Option<(&'a ClusterClass, Vec<(String, raw::Json)>)> {
+) -> Option<(&'a ClusterClass, Vec<(String, serde_json::Value)>)> {
     let cp = &spec.control_plane;
     let class_owned = [
         ("service", cp.service.is_some()),

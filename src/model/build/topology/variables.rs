@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::diagnostics::Diagnostic;
 use crate::model::{ClassVariable, ClusterClass};
-use crate::spec::raw::{Json, SchemaType, Variable, VariableSchema};
+use crate::spec::raw::{SchemaType, Variable, VariableSchema};
 use crate::spec::source::Source;
 
 /// Names the tool's own variables start with.
@@ -113,8 +113,8 @@ fn schema(src: &Source, field: &str, s: &VariableSchema, errs: &mut Vec<Diagnost
             return;
         }
     };
-    let mut check = |key: String, value: &Json| {
-        if let Some(e) = validator.iter_errors(&value.to_serde()).next() {
+    let mut check = |key: String, value: &Value| {
+        if let Some(e) = validator.iter_errors(value).next() {
             let what = key.rsplit('.').next().unwrap_or(&key);
             errs.push(
                 src.error(&key, format!("`{what}` does not match the variable's own schema: {e}"))
@@ -135,9 +135,9 @@ fn schema(src: &Source, field: &str, s: &VariableSchema, errs: &mut Vec<Diagnost
 pub(super) fn values(
     src: &Source,
     class: &ClusterClass,
-    given: &BTreeMap<String, Json>,
+    given: &BTreeMap<String, Value>,
     errs: &mut Vec<Diagnostic>,
-) -> Vec<(String, Json)> {
+) -> Vec<(String, Value)> {
     let field = "spec.topology.variables";
     for v in &class.variables {
         if v.required && v.schema.default.is_none() && !given.contains_key(&v.name) {
@@ -167,7 +167,7 @@ pub(super) fn values(
         let Ok(validator) = jsonschema::validator_for(&to_json_schema(&v.schema)) else {
             continue; // reported on kaas.yaml already
         };
-        if let Some(e) = validator.iter_errors(&value.to_serde()).next() {
+        if let Some(e) = validator.iter_errors(value).next() {
             let problem = if e.instance_path().as_str().is_empty() {
                 e.to_string()
             } else {
@@ -199,15 +199,12 @@ fn describe(s: &VariableSchema) -> String {
     if let Some(values) = &s.enum_values {
         let list: Vec<String> = values
             .iter()
-            .map(|v| serde_json::to_string(&v.to_serde()).unwrap_or_default())
+            .map(|v| serde_json::to_string(v).unwrap_or_default())
             .collect();
         out.push_str(&format!(", one of {}", list.join(", ")));
     }
     if let Some(d) = &s.default {
-        out.push_str(&format!(
-            ", default {}",
-            serde_json::to_string(&d.to_serde()).unwrap_or_default()
-        ));
+        out.push_str(&format!(", default {}", serde_json::to_string(d).unwrap_or_default()));
     }
     out
 }
@@ -229,12 +226,7 @@ pub(crate) fn to_json_schema(s: &VariableSchema) -> Value {
     put("pattern", s.pattern.clone().map(Value::from));
     put("minItems", s.min_items.map(Value::from));
     put("maxItems", s.max_items.map(Value::from));
-    put(
-        "enum",
-        s.enum_values
-            .as_ref()
-            .map(|e| Value::Array(e.iter().map(Json::to_serde).collect())),
-    );
+    put("enum", s.enum_values.as_ref().map(|e| Value::Array(e.clone())));
     put("items", s.items.as_deref().map(to_json_schema));
     put(
         "properties",

@@ -1,0 +1,128 @@
+//! controlplane.cluster.x-k8s.io/v1alpha2: the `KamajiControlPlane`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::ObjectMeta;
+
+/// The API version of the `KamajiControlPlane`.
+pub const API_VERSION: &str = "controlplane.cluster.x-k8s.io/v1alpha2";
+
+/// A `KamajiControlPlane`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KamajiControlPlane {
+    api_version: &'static str,
+    kind: &'static str,
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    pub spec: KamajiControlPlaneSpec,
+}
+
+impl KamajiControlPlane {
+    /// A `KamajiControlPlane` with its apiVersion and kind.
+    pub fn new(metadata: ObjectMeta, spec: KamajiControlPlaneSpec) -> KamajiControlPlane {
+        KamajiControlPlane {
+            api_version: API_VERSION,
+            kind: "KamajiControlPlane",
+            metadata,
+            spec,
+        }
+    }
+}
+
+/// `KamajiControlPlane.spec`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KamajiControlPlaneSpec {
+    /// The Kubernetes version.
+    pub version: String,
+    /// API server replicas.
+    pub replicas: u32,
+    /// The Kamaji DataStore.
+    pub data_store_name: String,
+    /// `addons`, written even when all are off (`{}`).
+    pub addons: Addons,
+    /// `apiServer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_server: Option<Component>,
+    /// `controllerManager`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_manager: Option<Component>,
+    /// `scheduler`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<Component>,
+    /// `kubelet`.
+    pub kubelet: Kubelet,
+    /// `network`.
+    pub network: Network,
+}
+
+/// The addons Kamaji installs; each one on is an empty map (its defaults).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Addons {
+    /// `coreDNS`.
+    #[serde(rename = "coreDNS", skip_serializing_if = "Option::is_none")]
+    pub core_dns: Option<Defaults>,
+    /// `kubeProxy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kube_proxy: Option<Defaults>,
+    /// `konnectivity`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub konnectivity: Option<Defaults>,
+}
+
+/// An empty map: a block turned on with its defaults.
+#[derive(Debug, Clone, Serialize)]
+pub struct Defaults {}
+
+/// `apiServer`, `controllerManager` or `scheduler`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Component {
+    /// Extra command line flags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_args: Option<Vec<String>>,
+    /// Resource requests and limits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
+}
+
+/// Requests and limits, by resource name.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resources {
+    /// Requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<BTreeMap<String, String>>,
+    /// Limits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<BTreeMap<String, String>>,
+}
+
+/// `kubelet`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kubelet {
+    /// The cgroup driver (`systemd` or `cgroupfs`).
+    pub cgroupfs: String,
+    /// The node address types the API server tries, in order.
+    pub preferred_address_types: Vec<String>,
+}
+
+/// `network`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Network {
+    /// The Service type of the API server.
+    pub service_type: String,
+    /// The VIP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_address: Option<String>,
+    /// Annotations of the API server's Service.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_annotations: Option<BTreeMap<String, String>>,
+}

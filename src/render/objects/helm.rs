@@ -1,0 +1,118 @@
+//! helm.toolkit.fluxcd.io/v2: the `HelmRelease`.
+
+use serde::Serialize;
+
+use super::ObjectMeta;
+use crate::render::node::Node;
+
+/// The API version of the `HelmRelease`.
+pub const API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
+
+/// A `HelmRelease`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmRelease {
+    api_version: &'static str,
+    kind: &'static str,
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    pub spec: HelmReleaseSpec,
+}
+
+impl HelmRelease {
+    /// A `HelmRelease` with its apiVersion and kind.
+    pub fn new(metadata: ObjectMeta, spec: HelmReleaseSpec) -> HelmRelease {
+        HelmRelease {
+            api_version: API_VERSION,
+            kind: "HelmRelease",
+            metadata,
+            spec,
+        }
+    }
+}
+
+/// `HelmRelease.spec`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmReleaseSpec {
+    /// How often Flux reconciles it.
+    pub interval: String,
+    /// The Helm release name.
+    pub release_name: String,
+    /// `chart`.
+    pub chart: HelmChartTemplate,
+    /// `install`.
+    pub install: Action,
+    /// `upgrade`.
+    pub upgrade: Action,
+    /// The chart's values, free-form.
+    pub values: Node,
+}
+
+/// `spec.chart`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmChartTemplate {
+    /// `spec`.
+    pub spec: HelmChartSpec,
+}
+
+/// `spec.chart.spec`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmChartSpec {
+    /// The chart name.
+    pub chart: String,
+    /// The chart version.
+    pub version: String,
+    /// The HelmRepository.
+    pub source_ref: SourceRef,
+    /// How often the chart is checked.
+    pub interval: String,
+}
+
+/// A Flux source: `{kind, name, namespace}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceRef {
+    /// The kind.
+    pub kind: String,
+    /// The name.
+    pub name: String,
+    /// The namespace.
+    pub namespace: String,
+}
+
+/// `spec.install` or `spec.upgrade`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Action {
+    /// What happens to the chart's CRDs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crds: Option<String>,
+    /// `remediation`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<Remediation>,
+    /// `strategy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<Strategy>,
+}
+
+/// `remediation`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Remediation {
+    /// How many times a failed action is retried.
+    pub retries: u32,
+}
+
+/// `strategy`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Strategy {
+    /// `RetryOnFailure` or `RemediateOnFailure`.
+    pub name: String,
+    /// The wait between retries.
+    pub retry_interval: String,
+}
