@@ -174,7 +174,11 @@ pub(crate) fn table(report: &Report, verbose: bool) -> String {
             o.object.namespace,
             o.object.name,
             o.state.word(),
-            o.summary
+            if verbose {
+                o.summary.clone()
+            } else {
+                one_line(&o.summary)
+            }
         ));
         if verbose {
             for c in &o.conditions {
@@ -227,7 +231,14 @@ fn columns(row: &Row) -> [String; 7] {
         } else {
             format!(" (autoscaled {})", bounds.join(", "))
         };
-        format!("{}/{} ready{auto}", sum(|r| r.ready), sum(|r| r.desired))
+        if pools
+            .iter()
+            .all(|p| p.state == State::NoStatus || p.state == State::Missing)
+        {
+            format!("{}{auto}", pools[0].state.word())
+        } else {
+            format!("{}/{} ready{auto}", sum(|r| r.ready), sum(|r| r.desired))
+        }
     };
     [
         row.name.clone(),
@@ -239,6 +250,16 @@ fn columns(row: &Row) -> [String; 7] {
         one("KamajiControlPlane"),
         workers,
     ]
+}
+
+/// A controller's message on one line of at most 300 characters (Helm's run to many lines;
+/// `-v` and `--format json` show them whole).
+pub(crate) fn one_line(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &flat[..at]),
+        None => flat,
+    }
 }
 
 /// `main@sha1:<40 hex>` -> `main@<7 hex>`; a bare commit -> 7 hex digits.

@@ -9,9 +9,9 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::cli::{Format, Printer, WaitArgs};
-use crate::cluster::{self, GIT_REPOSITORY, KUSTOMIZATION};
+use crate::cluster::{self, ClusterError, GIT_REPOSITORY, KUSTOMIZATION};
 use crate::commands::ExitStatus;
-use crate::commands::status::{Prepared, prepare, report_cluster_error, table};
+use crate::commands::status::{Prepared, one_line, prepare, report_cluster_error, table};
 use crate::status::{self, Report, Verdict};
 
 /// How often the cluster is read again.
@@ -50,8 +50,12 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             .map(|s| (GIT_REPOSITORY, s))
             .chain(entries.iter().map(|e| (KUSTOMIZATION, &e.kustomization)));
         for (kind, o) in asks {
-            if let Err(e) = cluster.request_reconcile(kind, &o.namespace, &o.name, &at) {
-                return Ok(report_cluster_error(printer, args.format, &e));
+            match cluster.request_reconcile(kind, &o.namespace, &o.name, &at) {
+                // Not there yet (a tenant just added): the source's new artifact makes its
+                // parent Kustomization create it, and kustomize-controller reconciles every
+                // Kustomization of a source whose revision changed.
+                Err(ClusterError::Api { code: 404, .. }) | Ok(()) => {}
+                Err(e) => return Ok(report_cluster_error(printer, args.format, &e)),
             }
         }
         printer.status(&format!(
@@ -77,17 +81,18 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
                     elapsed.as_secs()
                 ),
             )),
-            Verdict::Failed(why) => Some((ExitStatus::Failure, format!("error: {why}"))),
+            Verdict::Failed(why) => Some((ExitStatus::Failure, format!("error: {}", one_line(&why)))),
             Verdict::Waiting(why) if elapsed >= args.timeout => Some((
                 ExitStatus::Failure,
                 format!(
-                    "error: not Ready after {}: {why}",
-                    humantime::format_duration(args.timeout)
+                    "error: not Ready after {}: {}",
+                    humantime::format_duration(args.timeout),
+                    one_line(&why)
                 ),
             )),
             Verdict::Waiting(why) => {
                 if why != said && args.format == Format::Human {
-                    printer.status(&format!("waiting: {why}"));
+                    printer.status(&format!("waiting: {}", one_line(&why)));
                 }
                 said = why;
                 None

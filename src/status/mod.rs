@@ -55,10 +55,13 @@ pub struct Entry {
     pub bounds: BTreeMap<String, (u64, u64)>,
 }
 
+/// The platform layer's row.
+pub const PLATFORM: &str = "platform";
+
 impl Entry {
     /// The row's name: the tenant, or `platform`.
     pub fn name(&self) -> &str {
-        self.tenant.as_deref().unwrap_or("platform")
+        self.tenant.as_deref().unwrap_or(PLATFORM)
     }
 }
 
@@ -301,14 +304,16 @@ pub enum Verdict {
     Failed(String),
 }
 
-/// Whether the Flux objects of `rows` are done.
+/// Whether the Flux objects of `rows` are done: the platform's Kustomization (its health
+/// checks are what the platform promises its tenants), each tenant's Kustomization and
+/// HelmReleases.
 pub fn verdict(report: &Report) -> Verdict {
+    let waited = |r: &Row, o: &ObjectStatus| o.is_flux() && (r.name != PLATFORM || o.object.kind == "Kustomization");
     let flux = || {
         report
             .rows
             .iter()
-            .flat_map(|r| r.objects.iter())
-            .filter(|o| o.is_flux())
+            .flat_map(move |r| r.objects.iter().filter(move |o| waited(r, o)))
     };
     let describe = |o: &ObjectStatus| {
         format!(
@@ -326,5 +331,72 @@ pub fn verdict(report: &Report) -> Verdict {
     match flux().find(|o| o.state != State::Ready) {
         Some(o) => Verdict::Waiting(describe(o)),
         None => Verdict::Done,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(kind: &str, name: &str, state: State) -> ObjectStatus {
+        ObjectStatus {
+            object: ObjectRef {
+                kind: kind.into(),
+                namespace: "ns".into(),
+                name: name.into(),
+            },
+            state,
+            summary: "why".into(),
+            applied_revision: None,
+            replicas: None,
+            autoscaling: None,
+            conditions: Vec::new(),
+        }
+    }
+
+    fn report(platform_hr: State, tenant_hr: State, cluster: State) -> Report {
+        let row = |name: &str, objects| Row {
+            name: name.into(),
+            state: State::Ready,
+            objects,
+        };
+        Report {
+            revision: None,
+            sources: Vec::new(),
+            rows: vec![
+                row(
+                    PLATFORM,
+                    vec![
+                        object("Kustomization", "kaas-platform", State::Ready),
+                        object("HelmRelease", "kamaji", platform_hr),
+                    ],
+                ),
+                row(
+                    "acme",
+                    vec![
+                        object("Kustomization", "kaas-tenant-acme", State::Ready),
+                        object("HelmRelease", "acme-etcd", tenant_hr),
+                        object("Cluster", "acme", cluster),
+                    ],
+                ),
+            ],
+        }
+    }
+
+    #[test]
+    fn wait_waits_for_tenant_helm_releases_and_the_platform_kustomization_only() {
+        // The platform's own releases are what its Kustomization's health checks decide.
+        assert_eq!(
+            verdict(&report(State::Failed, State::Ready, State::NoStatus)),
+            Verdict::Done
+        );
+        assert_eq!(
+            verdict(&report(State::Ready, State::Progressing, State::Ready)),
+            Verdict::Waiting("HelmRelease ns/acme-etcd is Progressing: why".into())
+        );
+        assert_eq!(
+            verdict(&report(State::Ready, State::Failed, State::Ready)),
+            Verdict::Failed("HelmRelease ns/acme-etcd is Failed: why".into())
+        );
     }
 }

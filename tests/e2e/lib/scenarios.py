@@ -160,101 +160,121 @@ def object_in(row, kind, name=None):
 
 
 def status_and_wait(e):
-    """`kaas-gitops status` and `wait` against the real API server and Flux controllers: Ready at
-    HEAD; a commit that breaks acme's overlay fails acme's Kustomization (the API server's message,
-    through kustomize-controller); the fix, with `wait --reconcile`, is Ready again. Cluster API
-    and Kamaji controllers do not run here: their objects must show as NoStatus, never Ready, until
-    the e2e writes their status subresources itself (as the controllers would), which `status`
+    """`kaas-gitops status` and `wait` against the real API server and Flux controllers. A new
+    tenant without HelmReleases (umbrella: shared datastore, a fixed pool) is pushed and `wait
+    --reconcile` sees it go from not applied to Ready; a commit that breaks its overlay fails its
+    Kustomization with the API server's message and `wait` says so before its timeout; the fix is
+    Ready again. The example's HelmReleases never get Ready here (helm --wait on pods no kubelet
+    runs): `wait` times out naming one, with helm-controller's message. Cluster API and Kamaji
+    controllers do not run here either: their objects must show as NoStatus, never Ready, until
+    the e2e writes their status subresources itself (as those controllers would), which `status`
     then reads. Unreachable clusters, unknown contexts and RBAC refusals exit 2."""
     f = e.ex
     kc = ("--kubeconfig", e.c.kubeconfig)
     fails = []
-    head = git(f.dir, "rev-parse", "HEAD").strip()
 
-    # Ready at HEAD: acme (Kustomization and its kamaji-etcd HelmRelease) and the platform.
-    code, doc, err = kaas_json(f, "wait", "acme", "--timeout", "120s", *kc)
-    if code != 0 or not (doc or {}).get("ok"):
-        fails.append(f"wait acme at HEAD exited {code}: {(doc or {}).get('message')} {err.strip()[:400]}")
+    # A tenant with no HelmRelease, pushed without asking Flux: `wait --reconcile` asks.
+    src = read(rendered_file(f, "tenants", "initech.yaml"))
+    tenant = (src.replace("name: initech", "name: umbrella").replace("10.0.7.", "10.0.8.")
+              .replace("autoscaling: {min: 1, max: 3}", "replicas: 2"))
+    if "replicas: 2" not in tenant:
+        return ["could not derive the umbrella tenant from tenants/initech.yaml"]
+    write(rendered_file(f, "tenants", "umbrella.yaml"), tenant)
+    f.render()
+    head = f.commit_push("umbrella: a tenant without HelmReleases")
+    t0 = time.time()
+    w = f.kaas_gitops("wait", "umbrella", "--reconcile", "--timeout", "180s", *kc, check=False)
+    e.r.figure("status: push -> `wait --reconcile` sees a new tenant Ready", f"{time.time() - t0:.1f}s")
+    print("  wait umbrella:\n    " + "\n    ".join(w.stderr.strip().splitlines()[-6:]), flush=True)
+    if w.returncode != 0 or f"Ready at {head}" not in w.stderr:
+        return fails + [f"wait umbrella exited {w.returncode}: {w.stderr.strip()[-600:]}"]
+    if "waiting: Kustomization flux-system/kaas-tenant-umbrella is Missing" not in w.stderr and "waiting: Kustomization flux-system/kaas-tenant-umbrella is" not in w.stderr:
+        fails.append(f"wait never reported waiting for umbrella's Kustomization before it was Ready: {w.stderr.strip()[:400]}")
+    e.ex_sha = head
+
     code, doc, err = kaas_json(f, "status", *kc)
     if code != 0 or doc is None:
         return fails + [f"status exited {code}: {err.strip()[:400]}"]
     if doc.get("revision") != head:
         fails.append(f"status compares with {doc.get('revision')}, want HEAD {head}")
     names = [r["name"] for r in doc["rows"]]
-    if names[:1] != ["platform"] or not {"acme", "globex"} <= set(names):
+    if names[:1] != ["platform"] or not {"acme", "globex", "umbrella"} <= set(names):
         fails.append(f"status rows {names}, want platform first, then the tenants")
-    acme = row_of(doc, "acme")
-    ks = object_in(acme, "Kustomization")
+    umbrella = row_of(doc, "umbrella")
+    ks = object_in(umbrella, "Kustomization")
     if not ks or ks["state"] != "ready" or ks.get("appliedRevision") != f"main@sha1:{head}":
-        fails.append(f"acme's Kustomization in status: {json.dumps(ks)[:300]}")
-    hr = object_in(acme, "HelmRelease", "acme-etcd")
-    if not hr or hr["state"] != "ready":
-        fails.append(f"acme-etcd HelmRelease in status: {json.dumps(hr)[:300]}")
+        fails.append(f"umbrella's Kustomization in status: {json.dumps(ks)[:300]}")
     for kind in ("Cluster", "KamajiControlPlane", "MachineDeployment"):
-        o = object_in(acme, kind)
+        o = object_in(umbrella, kind)
         if not o or o["state"] != "noStatus":
-            fails.append(f"acme's {kind} with no controller running must be noStatus, status says {json.dumps(o)[:200]}")
-    # A tenant whose autoscaler cannot become Ready here (no kubelet): its HelmRelease, with
-    # helm-controller's own message, makes the row fail.
-    for name in names:
-        row = row_of(doc, name)
-        for o in row["objects"]:
-            if o["kind"] == "HelmRelease" and o["state"] not in ("ready", "progressing") and row["state"] != o["state"] and row["state"] != "failed":
-                fails.append(f"row {name} is {row['state']} although {o['name']} is {o['state']}")
+            fails.append(f"umbrella's {kind}, with no controller running, must be noStatus: {json.dumps(o)[:200]}")
+    if umbrella and umbrella["state"] != "noStatus":
+        fails.append(f"umbrella's row is {umbrella['state']}, want noStatus (its worst object)")
+    hr = object_in(row_of(doc, "acme"), "HelmRelease", "acme-etcd")
+    if not hr or hr["state"] == "ready":
+        fails.append(f"acme-etcd cannot be Ready without a kubelet, status says {json.dumps(hr)[:300]}")
+    else:
+        print(f"  acme-etcd: {hr['state']}: {hr['summary'][:200]}", flush=True)
     human = f.kaas_gitops("status", *kc, check=False)
-    print("  status:\n    " + "\n    ".join(human.stdout.splitlines()[:14]), flush=True)
-    if not re.search(r"^acme\s+Ready\s+main@" + head[:7], human.stdout, re.M):
-        fails.append(f"the status table has no `acme Ready main@{head[:7]}` row:\n{human.stdout[:800]}")
+    e.r.finding("status", "the `status` screen on the test bed:\n" + human.stdout)
+    if not re.search(r"^umbrella\s+Ready\s+main@" + head[:7], human.stdout, re.M):
+        fails.append(f"the status table has no `umbrella Ready main@{head[:7]}` row:\n{human.stdout[:800]}")
 
     # Standing in for the Cluster API and Kamaji controllers: their status subresources.
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    cond = lambda t: {"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": now}  # noqa: E731
-    md = next(o["name"] for o in acme["objects"] if o["kind"] == "MachineDeployment")
-    desired = e.c.get("-n", "acme", "machinedeployment.cluster.x-k8s.io", md)["spec"].get("replicas", 0)
+    md = next(o["name"] for o in umbrella["objects"] if o["kind"] == "MachineDeployment")
     for kind, name, status in (
-            ("cluster.cluster.x-k8s.io", "acme", {"phase": "Provisioned", "conditions": [cond("Available")]}),
-            ("kamajicontrolplane", "acme", {"ready": True, "initialized": True, "version": "v1.33.4"}),
-            ("machinedeployment.cluster.x-k8s.io", md, {"replicas": desired, "readyReplicas": desired, "availableReplicas": desired})):
-        r = e.c.kubectl("patch", "-n", "acme", kind, name, "--subresource=status", "--type=merge",
+            ("cluster.cluster.x-k8s.io", "umbrella", {"phase": "Provisioned", "conditions": [
+                {"type": "Available", "status": "True", "reason": "Available", "message": "", "lastTransitionTime": now}]}),
+            ("kamajicontrolplane", "umbrella", {"ready": True, "initialized": True, "version": "v1.32.9"}),
+            ("machinedeployment.cluster.x-k8s.io", md, {"replicas": 2, "readyReplicas": 2, "availableReplicas": 2})):
+        r = e.c.kubectl("patch", "-n", "umbrella", kind, name, "--subresource=status", "--type=merge",
                         "-p", json.dumps({"status": status}), check=False)
         if r.returncode != 0:
-            fails.append(f"could not write the status of {kind} acme/{name}: {r.stderr.strip()[:300]}")
-    code, doc, err = kaas_json(f, "status", "acme", *kc)
-    acme = row_of(doc, "acme")
-    if [r["name"] for r in (doc or {}).get("rows", [])] != ["platform", "acme"]:
-        fails.append(f"`status acme` rows: {[r['name'] for r in (doc or {}).get('rows', [])]}")
-    for kind, want in (("Cluster", "Provisioned"), ("KamajiControlPlane", "v1.33.4, initialized"), ("MachineDeployment", f"{desired}/{desired} ready")):
-        o = object_in(acme, kind)
+            fails.append(f"could not write the status of {kind} umbrella/{name}: {r.stderr.strip()[:300]}")
+    code, doc, err = kaas_json(f, "status", "umbrella", *kc)
+    umbrella = row_of(doc, "umbrella")
+    if [r["name"] for r in (doc or {}).get("rows", [])] != ["platform", "umbrella"]:
+        fails.append(f"`status umbrella` rows: {[r['name'] for r in (doc or {}).get('rows', [])]}")
+    for kind, want in (("Cluster", "Provisioned"), ("KamajiControlPlane", "v1.32.9, initialized"), ("MachineDeployment", "2/2 ready")):
+        o = object_in(umbrella, kind)
         if not o or o["state"] != "ready" or o["summary"] != want:
-            fails.append(f"acme's {kind} after its status was written: want ready `{want}`, got {json.dumps(o)[:300]}")
+            fails.append(f"umbrella's {kind} after its status was written: want ready `{want}`, got {json.dumps(o)[:300]}")
+    if umbrella and umbrella["state"] != "ready":
+        fails.append(f"umbrella's row is {umbrella['state']} with every object Ready")
 
-    # A commit that breaks acme's overlay: `wait` fails naming acme's Kustomization and why.
-    p = rendered_file(f, "overlays", "tenants", "acme", f"machinedeployment-{md}.yaml")
-    src = read(p)
-    write(p, re.sub(r"(\n  replicas: )\d+", r"\1many", src, count=1) if "\n  replicas: " in src else src.replace("\nspec:\n", "\nspec:\n  replicas: many\n", 1))
-    broken = f.commit_push("hand edit: acme replicas: many")
+    # A HelmRelease that cannot get Ready: `wait` times out naming it, with helm-controller's words.
+    w = f.kaas_gitops("wait", "initech", "--timeout", "10s", *kc, check=False)
+    last = w.stderr.strip().splitlines()[-1] if w.stderr.strip() else ""
+    if w.returncode != 1 or not last.startswith("error: not Ready after 10s: HelmRelease initech/initech-autoscaler is "):
+        fails.append(f"wait initech exited {w.returncode}: {last[:400]}")
+
+    # A commit that breaks umbrella's overlay: `wait` fails naming its Kustomization and why.
+    p = rendered_file(f, "overlays", "tenants", "umbrella", f"machinedeployment-{md}.yaml")
+    good = read(p)
+    write(p, re.sub(r"(\n  replicas: )\d+", r"\1many", good, count=1))
+    f.commit_push("hand edit: umbrella replicas: many")
     t0 = time.time()
-    code, doc, err = kaas_json(f, "wait", "acme", "--reconcile", "--timeout", "120s", *kc)
+    code, doc, err = kaas_json(f, "wait", "umbrella", "--reconcile", "--timeout", "120s", *kc)
     msg = (doc or {}).get("message", "")
     print(f"  wait on the broken commit: exit {code} after {time.time() - t0:.0f}s: {msg[:300]}", flush=True)
-    if code != 1 or "Kustomization flux-system/kaas-tenant-acme is Failed" not in msg or "replicas" not in msg:
-        fails.append(f"wait on a broken acme exited {code}, want 1 naming kaas-tenant-acme and replicas: {msg[:400]} {err.strip()[:300]}")
-    human = f.kaas_gitops("status", "acme", *kc, check=False)
-    if not re.search(r"^acme\s+Failed\s", human.stdout, re.M) or "replicas" not in human.stdout:
-        fails.append(f"status does not show acme Failed with the message:\n{human.stdout[:800]}")
+    if code != 1 or "Kustomization flux-system/kaas-tenant-umbrella is Failed" not in msg or "replicas" not in msg:
+        fails.append(f"wait on a broken umbrella exited {code}, want 1 naming kaas-tenant-umbrella and replicas: {msg[:400]} {err.strip()[:300]}")
     if time.time() - t0 > 110:
-        fails.append("wait did not fail before its timeout although acme failed at that revision")
+        fails.append("wait did not stop before its timeout although umbrella failed at that revision")
+    human = f.kaas_gitops("status", "umbrella", *kc, check=False)
+    if not re.search(r"^umbrella\s+Failed\s", human.stdout, re.M) or "replicas" not in human.stdout:
+        fails.append(f"status does not show umbrella Failed with the message:\n{human.stdout[:800]}")
 
     # The fix: Flux applies it (asked now with --reconcile) and wait says so.
-    write(p, src)
+    write(p, good)
     fixed = f.commit_push("revert the hand edit")
     t0 = time.time()
-    w = f.kaas_gitops("wait", "acme", "--reconcile", "--timeout", "180s", *kc, check=False)
-    e.r.figure("status: wait --reconcile after a fix -> acme Ready", f"{time.time() - t0:.1f}s")
+    w = f.kaas_gitops("wait", "umbrella", "--reconcile", "--timeout", "180s", *kc, check=False)
+    e.r.figure("status: fix pushed -> `wait --reconcile` Ready", f"{time.time() - t0:.1f}s")
     if w.returncode != 0 or f"Ready at {fixed}" not in w.stderr:
         fails.append(f"wait after the fix exited {w.returncode}: {w.stderr.strip()[-600:]}")
     e.ex_sha = fixed
-    del broken
 
     # Errors: one clear message each, exit 2.
     closed = os.path.join(e.work, "closed.kubeconfig")
@@ -415,7 +435,7 @@ def run_all(e, r, only=""):
                      ("day 2: pool resized in place", resize_pool),
                      ("day 2: Kubernetes version bump", version_bump),
                      ("day 2: Kamaji image re-pinned", kamaji_repin),
-                     ("status and wait: Ready, a broken commit fails acme, fixed; cluster errors exit 2", status_and_wait),
+                     ("status and wait: a new tenant Ready, a broken commit fails it, fixed; a HelmRelease that cannot be Ready; cluster errors exit 2", status_and_wait),
                      ("day 2: tenant deleted and pruned until its namespace is gone", delete_tenant),
                      ("day 2: a hand-broken overlay fails only its tenant, with the API server's message", broken_overlay)):
         if want("day 2") or (fn is status_and_wait and want("status")):
