@@ -102,7 +102,11 @@ pub fn flux(object: &Value, want: Option<&str>) -> (State, String) {
         (None, _) => true,
     };
     let stalled = condition(&cs, "Stalled").is_some_and(|c| c.status == "True");
-    let reconciling = condition(&cs, "Reconciling").is_some_and(|c| c.status == "True");
+    // A failed reconciliation keeps `Reconciling` with the reason `ProgressingWithRetry` while
+    // the controller retries (fluxcd/kustomize-controller v1.9.4 and helm-controller v1.6.3,
+    // `finalizeStatus`): failed, not in progress.
+    let reconciling = condition(&cs, "Reconciling")
+        .is_some_and(|c| c.status == "True" && c.reason != "ProgressingWithRetry");
     let state = match ready.status.as_str() {
         "True" if !observed(object) => State::Progressing,
         "True" if is_kustomization(object) && !at_want(applied) => State::Stale,
@@ -159,7 +163,8 @@ pub fn cluster(object: &Value) -> (State, String) {
     )
 }
 
-/// A KamajiControlPlane (v1alpha2): `status.ready`, `status.initialized`, `status.version`
+/// A KamajiControlPlane (v1alpha2): `status.ready`, `status.initialization.controlPlaneInitialized`
+/// (the Cluster API v1beta2 contract's field), `status.version`
 /// (cluster-api-control-plane-provider-kamaji v0.20.0 `api/v1alpha2/kamajicontrolplane_types.go`).
 pub fn kamaji_control_plane(object: &Value) -> (State, String) {
     let status = &object["status"];
@@ -280,6 +285,14 @@ mod tests {
             State::Progressing
         );
         assert_eq!(flux(&json!({"kind": "Kustomization"}), want).0, State::NoStatus);
+        // Failed and retrying (what kustomize-controller writes after a failed apply): failed.
+        let mut retrying = ks("False", "ReconciliationFailed", "main@sha1:0000000", "main@sha1:abcdef123");
+        retrying["status"]["conditions"].as_array_mut().unwrap().push(
+            json!({"type": "Reconciling", "status": "True", "reason": "ProgressingWithRetry", "message": "m"}),
+        );
+        assert_eq!(flux(&retrying, want).0, State::Failed);
+        retrying["status"]["conditions"][1]["reason"] = json!("Progressing");
+        assert_eq!(flux(&retrying, want).0, State::Progressing);
     }
 
     #[test]
