@@ -29,8 +29,9 @@ up_version() {
 
 # Downloads the modules named on the command line ("module commit" words, in pairs) and fills
 # up_dir[module] with each one's folder in the module cache. Every failure is collected and
-# reported at once, naming the module, the version and what went wrong.
-declare -A up_dir=()
+# reported at once, naming the module, the version and what went wrong. With UP_PARTIAL=1 (for
+# check.sh) a module the proxy does not give is only a warning: the rest can still be compared.
+declare -A up_dir=() up_tried=()
 up_download() {
   command -v go >/dev/null 2>&1 || up_die "go is not installed (it downloads the upstream Go modules)"
   if [ -z "$up_scratch" ]; then
@@ -39,11 +40,12 @@ up_download() {
     up_scratch="$(mktemp -d "${TMPDIR:-/tmp}/kaas-upstream-mod.XXXXXX")"
     cp "$up_here/go.mod" "$up_here/go.sum" "$up_scratch/"
   fi
-  local errors=() module commit version json dir err origin
+  local errors=() unavailable=() module commit version json dir err origin
   while [ $# -gt 0 ]; do
     module="$1" commit="$2"
     shift 2
-    [ -n "${up_dir[$module]:-}" ] && continue
+    [ -n "${up_tried[$module]:-}" ] && continue
+    up_tried[$module]=1
     version="$(up_version "$module")"
     if [ -z "$version" ]; then
       errors+=("$module: no require line in tests/upstream/go.mod")
@@ -60,7 +62,7 @@ up_download() {
     dir="$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
     origin="$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]\{40\}\)",\{0,1\}$/\1/p')"
     if [ -n "$err" ] || [ -z "$dir" ] || [ ! -d "$dir" ]; then
-      errors+=("$module@$version: go mod download failed: ${err:-$json}")
+      unavailable+=("$module@$version: go mod download failed: ${err:-$json}")
     elif [ -n "$origin" ] && [ "$origin" != "$commit" ]; then
       # The proxy says which commit it zipped: a tag moved or sources.tsv names another commit.
       errors+=("$module@$version: the proxy's zip is of commit $origin, sources.tsv names $commit")
@@ -72,10 +74,15 @@ up_download() {
     errors+=("tests/upstream/go.sum does not pin every module downloaded; missing lines:
 $(diff "$up_here/go.sum" "$up_scratch/go.sum" | sed -n 's/^> /  /p')")
   fi
+  local e
+  if [ "${UP_PARTIAL:-}" = 1 ]; then
+    for e in "${unavailable[@]}"; do echo "$prog: warning: $e" >&2; done
+  else
+    errors+=("${unavailable[@]}")
+  fi
   if [ ${#errors[@]} -gt 0 ]; then
-    local e
     for e in "${errors[@]}"; do echo "$prog: error: $e" >&2; done
-    up_die "could not get the upstream files above from the Go module proxy ($(go env GOPROXY))"
+    up_die "could not assemble the upstream files from their Go modules (GOPROXY=$(go env GOPROXY))"
   fi
 }
 
@@ -111,6 +118,11 @@ up_assemble() {
     for row in "${rows[@]}"; do
       IFS=$'\t' read -r _ dest kind repo path tag commit module moddir skip <<<"$row"
       [ -e "$out/$dest" ] && continue
+      if [ -z "${up_dir[$module]:-}" ]; then
+        # UP_PARTIAL=1 only: this module was not to be had; .missing lists what it would give.
+        echo "$dest" >>"$out/.missing"
+        continue
+      fi
       local from="$path"
       if [ "$moddir" != . ]; then
         [ "${path#"$moddir"/}" != "$path" ] || up_die "sources.tsv: $path is not under the module folder $moddir"
