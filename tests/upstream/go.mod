@@ -6,6 +6,13 @@
 // clastix/kamaji 26.8.2-edge = ddbabd87ed0e, kubernetes/autoscaler
 // cluster-autoscaler-chart-9.59.0 = 5a0b98e45f89. clastix/kamaji-etcd has no go.mod: the proxy
 // serves its tag as a module all the same.
+//
+// go.sum's lines for kamaji, kamaji-etcd, cluster-api-provider-hetzner,
+// cluster-api-provider-metal-stack and cluster-autoscaler were computed from the upstream git
+// repositories at those commits with golang.org/x/mod/zip.CreateFromVCS (git archive plus the go
+// command's module zip rules; done the same way for helm-controller v1.6.3 it gives the proxy's
+// hashes exactly): the module proxy of the machine they were written on refused those five. Should the real proxy's bytes differ, go stops crds.sh and
+// charts.sh with its checksum mismatch error; nothing passes unverified.
 module kaas-gitops.dev/tests/upstream
 
 go 1.26.5
