@@ -213,3 +213,40 @@ fn every_field_of_the_schema_is_documented_in_the_reference() {
         missing.join("\n")
     );
 }
+
+/// The user-facing docs never send a reader to `../shared`, the maintainers' development folder
+/// beside the project (issue 18): a plain clone does not have it, and the tests do not need it.
+#[test]
+fn no_user_doc_points_at_the_development_folder() {
+    fn markdown(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                markdown(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let root = crate::common::project_root();
+    let mut files = vec![root.join("README.md")];
+    markdown(&root.join("docs"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("shared/") {
+                found.push(format!(
+                    "{}:{}: {line}",
+                    f.strip_prefix(&root).unwrap().display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "user docs point at the development folder:\n{}",
+        found.join("\n")
+    );
+}

@@ -1,6 +1,6 @@
 //! Upstream rules the rendered fleet must follow to come up on a real management cluster (issue
 //! 15). Each test names the rule and cites the upstream file at the version kaas-gitops pins;
-//! where an upstream chart decides, the real chart from `../shared/charts` is rendered with
+//! where an upstream chart decides, the real chart (`KAAS_CHARTS`, see `charts()`) is rendered with
 //! `helm template` and the values kaas-gitops writes.
 
 use std::path::{Path, PathBuf};
@@ -26,12 +26,16 @@ fn helm() -> PathBuf {
     })
 }
 
-/// `../shared/charts`, the upstream charts whole.
+/// The upstream charts whole: `KAAS_CHARTS` (`tests/run` sets it, from
+/// `tests/upstream/charts.sh`), else `../shared/charts`.
 fn charts() -> PathBuf {
-    let dir = project_root().join("../shared/charts");
+    let dir = std::env::var_os("KAAS_CHARTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| project_root().join("../shared/charts"));
     assert!(
         dir.join("kamaji-etcd/Chart.yaml").is_file(),
-        "no upstream charts at {}: the tests read them from ../shared/charts",
+        "no upstream charts at {}: run the tests with `tests/run` (it sets KAAS_CHARTS), or \
+         `KAAS_CHARTS=$(tests/upstream/charts.sh) cargo test`",
         dir.display()
     );
     dir

@@ -1,4 +1,4 @@
-"""A Helm chart repository on loopback: the upstream charts of ../shared/charts packaged with
+"""A Helm chart repository on loopback: the upstream charts (cluster.CHARTS) packaged with
 `helm package`, indexed with `helm repo index`, served by python's http.server on 127.0.0.1.
 
 Two repositories, as upstream has them: /clastix (kamaji, kamaji-etcd) and /autoscaler
@@ -8,7 +8,7 @@ so the packaged kamaji-etcd goes into a copy of kamaji's charts/ first.
 """
 import os, shutil, subprocess, sys
 
-from cluster import SHARED, free_port
+from cluster import CHARTS, free_port
 
 
 def build_repos(work, helm):
@@ -17,13 +17,13 @@ def build_repos(work, helm):
     for d in (clastix, autoscaler):
         os.makedirs(d, exist_ok=True)
     run = lambda *a: subprocess.run([helm, *a], check=True, capture_output=True, text=True)  # noqa: E731
-    run("package", os.path.join(SHARED, "charts", "kamaji-etcd"), "-d", clastix)
+    run("package", os.path.join(CHARTS, "kamaji-etcd"), "-d", clastix)
     kamaji = os.path.join(work, "kamaji-chart")
-    shutil.copytree(os.path.join(SHARED, "charts", "kamaji"), kamaji)
+    shutil.copytree(os.path.join(CHARTS, "kamaji"), kamaji)
     os.makedirs(os.path.join(kamaji, "charts"), exist_ok=True)
-    run("package", os.path.join(SHARED, "charts", "kamaji-etcd"), "-d", os.path.join(kamaji, "charts"))
+    run("package", os.path.join(CHARTS, "kamaji-etcd"), "-d", os.path.join(kamaji, "charts"))
     run("package", kamaji, "-d", clastix)
-    run("package", os.path.join(SHARED, "charts", "cluster-autoscaler"), "-d", autoscaler)
+    run("package", os.path.join(CHARTS, "cluster-autoscaler"), "-d", autoscaler)
     return root
 
 

@@ -7,9 +7,13 @@ driver's finally and atexit, whatever happened). Logs stay in <work>/logs/<name>
 import json, os, signal, socket, subprocess, time, glob, urllib.request, ssl
 
 SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared"))
+# The upstream CRDs and charts: KAAS_CRDS / KAAS_CHARTS (tests/run and tests/e2e/run set them from
+# tests/upstream/crds.sh and charts.sh), else the development folder ../shared.
+CRDS = os.environ.get("KAAS_CRDS") or os.path.join(SHARED, "crds")
+CHARTS = os.environ.get("KAAS_CHARTS") or os.path.join(SHARED, "charts")
 
 
-# Go modules (downloaded by tests/e2e/run) whose config/crd/bases complete ../shared/crds.
+# Go modules (downloaded by tests/e2e/run) whose config/crd/bases complete CRDS.
 UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.com/fluxcd/kustomize-controller@v1.9.4",
                         "github.com/fluxcd/helm-controller@v1.6.3", "sigs.k8s.io/cluster-api-operator@v0.28.0",
                         "sigs.k8s.io/cluster-api-provider-kubevirt@v0.11.2",
@@ -182,8 +186,8 @@ class Cluster:
         for mod in UPSTREAM_CRD_MODULES:
             for f in glob.glob(os.path.join(self.gomodcache, mod, "config/crd/bases/*.yaml")):
                 files[os.path.basename(f)] = f
-        # The upstream CRDs of ../shared/crds (authoritative where both have one).
-        for f in glob.glob(os.path.join(SHARED, "crds", "*", "*.yaml")):
+        # The upstream CRDs of CRDS (authoritative where both have one).
+        for f in glob.glob(os.path.join(CRDS, "*", "*.yaml")):
             group = os.path.basename(os.path.dirname(f))
             files[f"{group}_{os.path.basename(f)}"] = f
         return sorted(files.values())

@@ -6,7 +6,8 @@ from fleet import Fleet, git
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAIN = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-SHARED_CRDS = os.path.abspath(os.path.join(MAIN, "..", "shared", "crds"))
+# The upstream CRDs: KAAS_CRDS (tests/run, tests/e2e/run), else the development folder ../shared.
+SHARED_CRDS = os.environ.get("KAAS_CRDS") or os.path.abspath(os.path.join(MAIN, "..", "shared", "crds"))
 
 
 def rendered_file(f, *parts):
