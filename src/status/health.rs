@@ -177,7 +177,7 @@ pub fn kamaji_control_plane(object: &Value) -> (State, String) {
     } else {
         State::Progressing
     };
-    let initialized = if status["initialized"] == true {
+    let initialized = if status["initialization"]["controlPlaneInitialized"] == true {
         "initialized"
     } else {
         "not initialized"
@@ -299,6 +299,8 @@ mod tests {
     fn objects_without_status_are_never_healthy() {
         assert_eq!(cluster(&json!({})).0, State::NoStatus);
         assert_eq!(kamaji_control_plane(&json!({"status": {}})).0, State::NoStatus);
+        let kcp = json!({"status": {"ready": true, "version": "v1.32.9", "initialization": {"controlPlaneInitialized": true}}});
+        assert_eq!(kamaji_control_plane(&kcp), (State::Ready, "v1.32.9, initialized".to_string()));
         assert_eq!(machine_deployment(&json!({"spec": {"replicas": 2}})).0, State::NoStatus);
         assert_eq!(
             machine_deployment(
