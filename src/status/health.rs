@@ -105,8 +105,8 @@ pub fn flux(object: &Value, want: Option<&str>) -> (State, String) {
     // A failed reconciliation keeps `Reconciling` with the reason `ProgressingWithRetry` while
     // the controller retries (fluxcd/kustomize-controller v1.9.4 and helm-controller v1.6.3,
     // `finalizeStatus`): failed, not in progress.
-    let reconciling = condition(&cs, "Reconciling")
-        .is_some_and(|c| c.status == "True" && c.reason != "ProgressingWithRetry");
+    let reconciling =
+        condition(&cs, "Reconciling").is_some_and(|c| c.status == "True" && c.reason != "ProgressingWithRetry");
     let state = match ready.status.as_str() {
         "True" if !observed(object) => State::Progressing,
         "True" if is_kustomization(object) && !at_want(applied) => State::Stale,
@@ -286,10 +286,16 @@ mod tests {
         );
         assert_eq!(flux(&json!({"kind": "Kustomization"}), want).0, State::NoStatus);
         // Failed and retrying (what kustomize-controller writes after a failed apply): failed.
-        let mut retrying = ks("False", "ReconciliationFailed", "main@sha1:0000000", "main@sha1:abcdef123");
-        retrying["status"]["conditions"].as_array_mut().unwrap().push(
-            json!({"type": "Reconciling", "status": "True", "reason": "ProgressingWithRetry", "message": "m"}),
+        let mut retrying = ks(
+            "False",
+            "ReconciliationFailed",
+            "main@sha1:0000000",
+            "main@sha1:abcdef123",
         );
+        retrying["status"]["conditions"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"type": "Reconciling", "status": "True", "reason": "ProgressingWithRetry", "message": "m"}));
         assert_eq!(flux(&retrying, want).0, State::Failed);
         retrying["status"]["conditions"][1]["reason"] = json!("Progressing");
         assert_eq!(flux(&retrying, want).0, State::Progressing);
@@ -300,7 +306,10 @@ mod tests {
         assert_eq!(cluster(&json!({})).0, State::NoStatus);
         assert_eq!(kamaji_control_plane(&json!({"status": {}})).0, State::NoStatus);
         let kcp = json!({"status": {"ready": true, "version": "v1.32.9", "initialization": {"controlPlaneInitialized": true}}});
-        assert_eq!(kamaji_control_plane(&kcp), (State::Ready, "v1.32.9, initialized".to_string()));
+        assert_eq!(
+            kamaji_control_plane(&kcp),
+            (State::Ready, "v1.32.9, initialized".to_string())
+        );
         assert_eq!(machine_deployment(&json!({"spec": {"replicas": 2}})).0, State::NoStatus);
         assert_eq!(
             machine_deployment(
