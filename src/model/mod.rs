@@ -12,6 +12,7 @@ pub mod crd_assets;
 pub mod pins;
 mod providers;
 mod topology;
+pub mod upgrade;
 pub mod vips;
 
 pub use crate::spec::raw::{AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect};
@@ -128,6 +129,10 @@ pub struct Platform {
     pub min_kubernetes: KubeVersion,
     /// Newest supported tenant version.
     pub max_kubernetes: KubeVersion,
+    /// The Kubernetes releases `upgrade` may step to (`spec.upgrades.kubernetesReleases`).
+    pub kubernetes_releases: Vec<KubeVersion>,
+    /// The upgrade waves, in order (`spec.upgrades.waves`).
+    pub waves: Vec<upgrade::Wave>,
     /// The kamaji-etcd chart.
     pub etcd_chart: Chart,
     /// The etcd image.

@@ -43,37 +43,53 @@ pub struct Inputs {
     pub deployed: BTreeMap<String, Deployed>,
 }
 
-/// What `overlays/tenants/<name>/` holds, from its file names and its control plane's
-/// `dataStoreName` (read only when it has its own etcd, the only case a transition needs it).
+/// What `overlays/tenants/<name>/` holds, from its file names, its control plane's
+/// `dataStoreName` and `version` (or, in topology mode, the `Cluster`'s `spec.topology.version`).
 fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Option<Vec<u8>>) -> Deployed {
     let etcd = files.contains(&format!("helmrelease-{name}-etcd.yaml"));
-    let cluster = files.contains(&format!("cluster-{name}.yaml"));
+    let cluster_file = format!("cluster-{name}.yaml");
+    let cluster = files.contains(&cluster_file);
     let kcp = format!("kamajicontrolplane-{name}.yaml");
-    let datastore = if files.contains(&kcp) {
-        read(&kcp).and_then(|b| {
-            let kcp: KamajiControlPlane = serde_saphyr::from_slice(&b).ok()?;
-            kcp.spec?.data_store_name
-        })
+    let spec = if files.contains(&kcp) {
+        read(&kcp).and_then(|b| serde_saphyr::from_slice::<Rendered>(&b).ok()?.spec)
     } else {
         None
+    };
+    let topology_version = || {
+        let b = read(&cluster_file)?;
+        serde_saphyr::from_slice::<Rendered>(&b).ok()?.spec?.topology?.version
+    };
+    let version = match &spec {
+        Some(s) => s.version.clone(),
+        None if cluster => topology_version(),
+        None => None,
     };
     Deployed {
         cluster,
         etcd,
-        datastore,
+        datastore: spec.and_then(|s| s.data_store_name),
+        version: version.as_deref().and_then(crate::model::KubeVersion::parse),
     }
 }
 
-/// The one field of a rendered `KamajiControlPlane` a transition needs; the rest is not read.
+/// The fields of a rendered `KamajiControlPlane` or `Cluster` a transition needs; the rest is
+/// not read.
 #[derive(Deserialize)]
-struct KamajiControlPlane {
-    spec: Option<KamajiControlPlaneSpec>,
+struct Rendered {
+    spec: Option<RenderedSpec>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct KamajiControlPlaneSpec {
+struct RenderedSpec {
     data_store_name: Option<String>,
+    version: Option<String>,
+    topology: Option<RenderedTopology>,
+}
+
+#[derive(Deserialize)]
+struct RenderedTopology {
+    version: Option<String>,
 }
 
 /// The one field of a tenant overlay's `kustomization.yaml` the skip needs.
