@@ -487,6 +487,8 @@ pub struct Pool {
     pub taints: Vec<(String, Option<String>, TaintEffect)>,
     /// The machine settings for Proxmox.
     pub proxmox: Option<ProxmoxMachine>,
+    /// The kubelet version, when the pool sets its own (else the tenant's).
+    pub version: Option<KubeVersion>,
 }
 
 /// A pool's size.

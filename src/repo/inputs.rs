@@ -72,6 +72,31 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
     }
 }
 
+/// In a git repository with commits, each tenant's deployed Kubernetes version is the one its
+/// overlay has in HEAD (none for an overlay never committed): a render nobody committed reached
+/// no cluster, so rendering `v1.32 -> v1.33` and then `v1.33 -> v1.34` before a commit is still
+/// a two-minor jump for Kamaji (issue 22). Elsewhere the overlays on disk stand.
+fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
+    if deployed.is_empty() {
+        return;
+    }
+    let want = |name: &str, file: &str| {
+        file.strip_suffix(".yaml").and_then(|f| {
+            f.strip_prefix("kamajicontrolplane-")
+                .or_else(|| f.strip_prefix("cluster-"))
+        }) == Some(name)
+    };
+    let Some(committed) = crate::git::head::overlay_files(repo, want) else {
+        return;
+    };
+    for (name, d) in deployed.iter_mut() {
+        d.version = committed.get(name).and_then(|files| {
+            let names: BTreeSet<String> = files.keys().cloned().collect();
+            deployed_of(name, &names, |f| files.get(f).cloned()).version
+        });
+    }
+}
+
 /// The fields of a rendered `KamajiControlPlane` or `Cluster` a transition needs; the rest is
 /// not read.
 #[derive(Deserialize)]
@@ -417,8 +442,10 @@ pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs,
     } else {
         overlays.deployed.keys().cloned().collect()
     };
+    let mut deployed = overlays.deployed;
+    committed_versions(repo, &mut deployed);
     Ok(Ok(Inputs {
-        deployed: overlays.deployed,
+        deployed,
         overlay_hashes: overlays.hashes,
         rendered,
         platform,

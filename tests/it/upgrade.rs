@@ -279,3 +279,72 @@ fn a_wave_waits_for_the_committed_files_of_the_waves_before_it() {
         "upgrade to v1.34 (wave `rest`):\n  globex   v1.34.1 -> v1.34.2\n  initech  v1.32.9 -> v1.33.5  (then further steps to v1.34)\n2 to move, 1 with further steps after this one, 0 already at v1.34\n"
     );
 }
+
+#[test]
+fn render_judges_against_the_committed_overlay_not_an_uncommitted_render() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet at v1.32.9");
+    repo.replace("tenants/initech.yaml", "version: v1.32.9", "version: v1.33.5");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    // Rendered, never committed: no cluster saw v1.33.5, so v1.34 is still two minors away.
+    repo.assert_edit_refused(
+        "tenants/initech.yaml",
+        |t| t.replace("version: v1.33.5", "version: v1.34.2"),
+        "tenants/initech.yaml:8:14",
+        "v1.34.2 skips a minor: tenant `initech` runs v1.32.9",
+    );
+    repo.replace("tenants/initech.yaml", "version: v1.34.2", "version: v1.33.5");
+    commit("initech to v1.33.5");
+    repo.replace("tenants/initech.yaml", "version: v1.33.5", "version: v1.34.2");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_pool_version_follows_the_kubelet_skew_rules() {
+    let repo = rendered();
+    let pool = "      machine: {cpus: 2, memoryMiB: 4096, diskGiB: 40}\n";
+    let err = repo.assert_edit_refused(
+        "tenants/acme.yaml",
+        |t| t.replace(pool, &format!("{pool}      version: v1.34.0\n")),
+        "tenants/acme.yaml:37:16",
+        "pool `md-0`: a kubelet at v1.34.0 would be newer than its control plane at v1.33.4",
+    );
+    assert!(err.contains("hint: upgrade the control plane first"), "{err}");
+    // Three minors behind is allowed.
+    repo.replace("kaas.yaml", "min: v1.31.0", "min: v1.30.0");
+    repo.replace(
+        "tenants/acme.yaml",
+        "      version: v1.34.0\n",
+        "      version: v1.30.0\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let md = repo.object("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.30.0");
+    // The control plane one minor up would leave the pool four minors behind: refused at the
+    // pool, and `upgrade` writes nothing.
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("--> tenants/acme.yaml:37:16"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "pool `md-0`: a kubelet at v1.30.0 is more than 3 minors older than its control plane at v1.34.2"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: move the pool to v1.31.x or newer"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot());
+}

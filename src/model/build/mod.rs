@@ -5,6 +5,7 @@ mod backup;
 mod fields;
 pub mod names;
 mod platform;
+mod pool_version;
 mod providers;
 mod removed_flags;
 mod tenant;

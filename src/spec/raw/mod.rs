@@ -340,6 +340,10 @@ pub struct Worker {
     pub taints: Vec<Taint>,
     /// Per-pool override of the Proxmox block.
     pub proxmox: Option<ProxmoxPool>,
+    /// The kubelet version of this pool's machines (default: `spec.kubernetes.version`): holds
+    /// the pool back while the control plane moves ahead. Never newer than the control plane,
+    /// at most three minors older. Not in topology mode.
+    pub version: Option<String>,
 }
 
 /// `workers[].autoscaling`.
