@@ -348,3 +348,75 @@ fn a_pool_version_follows_the_kubelet_skew_rules() {
     );
     assert_eq!(before, repo.snapshot());
 }
+
+#[test]
+fn in_topology_mode_the_clusters_version_is_what_is_deployed() {
+    let repo = Repo::fixture("topology");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    repo.assert_edit_refused(
+        "tenants/epsilon.yaml",
+        |t| t.replace("version: v1.32.9", "version: v1.34.1"),
+        "tenants/epsilon.yaml:8:14",
+        "v1.34.1 skips a minor: tenant `epsilon` runs v1.32.9",
+    );
+}
+
+fn git_out(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "fleet"]);
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "acme", "globex", "--pr"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("upgrade to v1.34:\n"), "{}", run.stdout);
+    for (tenant, line) in [
+        ("acme", "    version: v1.34.2\n"),
+        ("globex", "    version: \"v1.34.2\"\n"),
+    ] {
+        let file = git_out(
+            home.path(),
+            repo.path(),
+            &["show", &format!("kaas/{tenant}:tenants/{tenant}.yaml")],
+        );
+        assert!(file.contains(line), "{file}");
+        let kcp = git_out(
+            home.path(),
+            repo.path(),
+            &[
+                "show",
+                &format!("kaas/{tenant}:overlays/tenants/{tenant}/kamajicontrolplane-{tenant}.yaml"),
+            ],
+        );
+        assert!(kcp.contains("version: v1.34.2"), "{kcp}");
+        // One tenant per branch: the other tenant's file is as on main.
+        let other = if tenant == "acme" { "globex" } else { "acme" };
+        let theirs = git_out(
+            home.path(),
+            repo.path(),
+            &["diff", "--name-only", "main", &format!("kaas/{tenant}")],
+        );
+        assert!(!theirs.contains(&format!("tenants/{other}")), "{theirs}");
+    }
+    assert_eq!(
+        git_out(home.path(), repo.path(), &["branch", "--show-current"]),
+        "main\n"
+    );
+}
