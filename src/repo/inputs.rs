@@ -49,27 +49,65 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
     let etcd = files.contains(&format!("helmrelease-{name}-etcd.yaml"));
     let cluster_file = format!("cluster-{name}.yaml");
     let cluster = files.contains(&cluster_file);
-    let kcp = format!("kamajicontrolplane-{name}.yaml");
-    let spec = if files.contains(&kcp) {
-        read(&kcp).and_then(|b| serde_saphyr::from_slice::<Rendered>(&b).ok()?.spec)
+    let kcp_file = format!("kamajicontrolplane-{name}.yaml");
+    let kcp = if files.contains(&kcp_file) {
+        read(&kcp_file)
     } else {
         None
     };
-    let topology_version = || {
-        let b = read(&cluster_file)?;
-        serde_saphyr::from_slice::<Rendered>(&b).ok()?.spec?.topology?.version
-    };
-    let version = match &spec {
-        Some(s) => s.version.clone(),
-        None if cluster => topology_version(),
+    let datastore = kcp.as_ref().and_then(|b| {
+        let kcp: KamajiControlPlane = serde_saphyr::from_slice(b).ok()?;
+        kcp.spec?.data_store_name
+    });
+    let version = match &kcp {
+        Some(b) => block_scalar(b, &["spec", "version"]),
+        None if cluster => read(&cluster_file).and_then(|b| block_scalar(&b, &["spec", "topology", "version"])),
         None => None,
     };
     Deployed {
         cluster,
         etcd,
-        datastore: spec.and_then(|s| s.data_store_name),
+        datastore,
         version: version.as_deref().and_then(crate::model::KubeVersion::parse),
     }
+}
+
+/// The scalar at `path` of a block-style YAML file this tool rendered (two-space indents, one
+/// key per line), read line by line: parsing every overlay's control plane on each render would
+/// cost more than reading all the other inputs.
+fn block_scalar(bytes: &[u8], path: &[&str]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut depth = 0;
+    for line in text.lines() {
+        let rest = line.trim_start_matches(' ');
+        let indent = line.len() - rest.len();
+        if rest.is_empty() || rest.starts_with('#') || indent > depth * 2 {
+            continue;
+        }
+        if indent < depth * 2 {
+            return None;
+        }
+        let Some(value) = rest.strip_prefix(path[depth]).and_then(|r| r.strip_prefix(':')) else {
+            continue;
+        };
+        if depth + 1 == path.len() {
+            return Some(value.trim().trim_matches(['"', '\'']).to_string());
+        }
+        depth += 1;
+    }
+    None
+}
+
+/// The one field of a rendered `KamajiControlPlane` a datastore transition needs.
+#[derive(Deserialize)]
+struct KamajiControlPlane {
+    spec: Option<KamajiControlPlaneSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KamajiControlPlaneSpec {
+    data_store_name: Option<String>,
 }
 
 /// In a git repository with commits, each tenant's deployed Kubernetes version is the one its
@@ -95,26 +133,6 @@ fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
             deployed_of(name, &names, |f| files.get(f).cloned()).version
         });
     }
-}
-
-/// The fields of a rendered `KamajiControlPlane` or `Cluster` a transition needs; the rest is
-/// not read.
-#[derive(Deserialize)]
-struct Rendered {
-    spec: Option<RenderedSpec>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RenderedSpec {
-    data_store_name: Option<String>,
-    version: Option<String>,
-    topology: Option<RenderedTopology>,
-}
-
-#[derive(Deserialize)]
-struct RenderedTopology {
-    version: Option<String>,
 }
 
 /// The one field of a tenant overlay's `kustomization.yaml` the skip needs.
@@ -535,6 +553,21 @@ impl Inputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_scalar_reads_the_rendered_versions_and_nothing_nested_elsewhere() {
+        let kcp = b"# @generated\nkind: KamajiControlPlane\nmetadata:\n  name: a\n  labels:\n    version: v9.9.9\nspec:\n  addons:\n    version: v8.8.8\n  version: v1.33.4\n";
+        assert_eq!(block_scalar(kcp, &["spec", "version"]).as_deref(), Some("v1.33.4"));
+        let cluster = b"spec:\n  topology:\n    class: c\n    version: \"v1.32.9\"\n  other: x\n";
+        assert_eq!(
+            block_scalar(cluster, &["spec", "topology", "version"]).as_deref(),
+            Some("v1.32.9")
+        );
+        assert_eq!(
+            block_scalar(b"spec:\n  x: 1\nversion: v1.0.0\n", &["spec", "version"]),
+            None
+        );
+    }
 
     #[test]
     fn inputs_from_a_commit_refuse_nested_tenant_files_and_know_the_rendered_tenants() {
