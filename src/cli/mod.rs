@@ -110,6 +110,14 @@ pub enum Command {
     /// the change needs it). Built from git objects: the checked-out branch, the working tree and
     /// the index are left as they were. Rerunning after another edit updates the same branch.
     Pr(PrArgs),
+    /// Move tenants to a newer Kubernetes version, one allowed step at a time.
+    ///
+    /// Edits `spec.kubernetes.version` of each selected tenant file in place (only that scalar
+    /// changes: comments and formatting stay), renders, and prints the plan: who moves from
+    /// what to what, and who needs further steps. A step is one minor up, to the newest patch
+    /// of that minor in `spec.upgrades.kubernetesReleases` (or the exact version asked for).
+    /// Nothing is written when any selected tenant cannot take its step (docs/upgrades.md).
+    Upgrade(UpgradeArgs),
     /// Resolve every image's tag to the digest of its manifest and record it in kaas.lock.
     ///
     /// Pins are sticky: without --update only images that have no pin are resolved. Each
@@ -317,6 +325,36 @@ pub struct PrArgs {
     /// stderr); by default the title, a blank line, then the body.
     #[arg(long)]
     pub body_only: bool,
+}
+
+/// `upgrade`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// The target: `vX.Y` (the newest listed patch of that minor) or an exact `vX.Y.Z`.
+    #[arg(long = "kubernetes", value_name = "VERSION")]
+    pub kubernetes: String,
+    /// The tenants to move (stems of `tenants/<TENANT>.yaml`); default: every tenant.
+    #[arg(value_name = "TENANT", conflicts_with_all = ["selector", "wave"])]
+    pub tenants: Vec<String>,
+    /// Only tenants whose `metadata.labels` carry LABEL=VALUE.
+    #[arg(long, value_name = "LABEL=VALUE", conflicts_with = "wave")]
+    pub selector: Option<String>,
+    /// Only the tenants of this wave of `spec.upgrades.waves`; refused while an earlier wave's
+    /// committed tenant files are not all at the target.
+    #[arg(long, value_name = "NAME")]
+    pub wave: Option<String>,
+    /// Print the plan, write nothing.
+    #[arg(long, conflicts_with = "pr")]
+    pub dry_run: bool,
+    /// Then propose each moved tenant as its own branch and pull-request text, as `pr` does.
+    #[arg(long)]
+    pub pr: bool,
+    /// With --pr: where the branches start (as `pr --base`).
+    #[arg(long, value_name = "BRANCH", requires = "pr")]
+    pub base: Option<String>,
+    /// With --pr: push each branch to this remote (as `pr --push`).
+    #[arg(long, value_name = "REMOTE", requires = "pr")]
+    pub push: Option<String>,
 }
 
 /// `pin`.

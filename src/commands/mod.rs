@@ -14,6 +14,8 @@ mod render;
 mod schema;
 mod status;
 mod summary;
+mod upgrade;
+mod upgrade_select;
 mod validate;
 mod wait;
 mod watch;
@@ -60,6 +62,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Render(args) => render::run(&printer, &cli.repo, args),
         Command::Diff(args) => diff::run(&printer, &cli.repo, &args.select),
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
+        Command::Upgrade(args) => upgrade::run(&printer, &cli.repo, args),
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
         Command::Validate(args) => validate::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(&printer),
@@ -86,6 +89,7 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
     let writes = match &cli.command {
         Command::Render(args) => !args.check,
         Command::Pin(_) | Command::Pr(_) => true,
+        Command::Upgrade(args) => !args.dry_run,
         // `watch` takes the lock around each render instead, so `pin` and `pr` can run while it
         // waits for the next save.
         // `backup restore-plan` only prints; `validate` builds overlays in a temp dir.

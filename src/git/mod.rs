@@ -4,6 +4,7 @@
 //! whose hint says what to do, and leaves the repository as it was.
 
 pub mod commit;
+pub mod head;
 pub mod pr;
 pub mod push;
 

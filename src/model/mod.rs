@@ -12,6 +12,7 @@ pub mod crd_assets;
 pub mod pins;
 mod providers;
 mod topology;
+pub mod upgrade;
 pub mod vips;
 
 pub use crate::spec::raw::{AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect};
@@ -128,6 +129,10 @@ pub struct Platform {
     pub min_kubernetes: KubeVersion,
     /// Newest supported tenant version.
     pub max_kubernetes: KubeVersion,
+    /// The Kubernetes releases `upgrade` may step to (`spec.upgrades.kubernetesReleases`).
+    pub kubernetes_releases: Vec<KubeVersion>,
+    /// The upgrade waves, in order (`spec.upgrades.waves`).
+    pub waves: Vec<upgrade::Wave>,
     /// The kamaji-etcd chart.
     pub etcd_chart: Chart,
     /// The etcd image.
@@ -482,6 +487,8 @@ pub struct Pool {
     pub taints: Vec<(String, Option<String>, TaintEffect)>,
     /// The machine settings for Proxmox.
     pub proxmox: Option<ProxmoxMachine>,
+    /// The kubelet version, when the pool sets its own (else the tenant's).
+    pub version: Option<KubeVersion>,
 }
 
 /// A pool's size.

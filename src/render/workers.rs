@@ -176,7 +176,7 @@ fn machine_deployment(
                 },
                 spec: MachineSpec {
                     cluster_name: t.name.clone(),
-                    version: t.version.to_string(),
+                    version: pool.version.unwrap_or(t.version).to_string(),
                     bootstrap: Bootstrap {
                         config_ref: contract_ref("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate", bootstrap_name),
                     },

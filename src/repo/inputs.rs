@@ -43,28 +43,62 @@ pub struct Inputs {
     pub deployed: BTreeMap<String, Deployed>,
 }
 
-/// What `overlays/tenants/<name>/` holds, from its file names and its control plane's
-/// `dataStoreName` (read only when it has its own etcd, the only case a transition needs it).
+/// What `overlays/tenants/<name>/` holds, from its file names, its control plane's
+/// `dataStoreName` and `version` (or, in topology mode, the `Cluster`'s `spec.topology.version`).
 fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Option<Vec<u8>>) -> Deployed {
     let etcd = files.contains(&format!("helmrelease-{name}-etcd.yaml"));
-    let cluster = files.contains(&format!("cluster-{name}.yaml"));
-    let kcp = format!("kamajicontrolplane-{name}.yaml");
-    let datastore = if files.contains(&kcp) {
-        read(&kcp).and_then(|b| {
-            let kcp: KamajiControlPlane = serde_saphyr::from_slice(&b).ok()?;
-            kcp.spec?.data_store_name
-        })
+    let cluster_file = format!("cluster-{name}.yaml");
+    let cluster = files.contains(&cluster_file);
+    let kcp_file = format!("kamajicontrolplane-{name}.yaml");
+    let kcp = if files.contains(&kcp_file) {
+        read(&kcp_file)
     } else {
         None
+    };
+    let datastore = kcp.as_ref().and_then(|b| {
+        let kcp: KamajiControlPlane = serde_saphyr::from_slice(b).ok()?;
+        kcp.spec?.data_store_name
+    });
+    let version = match &kcp {
+        Some(b) => block_scalar(b, &["spec", "version"]),
+        None if cluster => read(&cluster_file).and_then(|b| block_scalar(&b, &["spec", "topology", "version"])),
+        None => None,
     };
     Deployed {
         cluster,
         etcd,
         datastore,
+        version: version.as_deref().and_then(crate::model::KubeVersion::parse),
     }
 }
 
-/// The one field of a rendered `KamajiControlPlane` a transition needs; the rest is not read.
+/// The scalar at `path` of a block-style YAML file this tool rendered (two-space indents, one
+/// key per line), read line by line: parsing every overlay's control plane on each render would
+/// cost more than reading all the other inputs.
+fn block_scalar(bytes: &[u8], path: &[&str]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut depth = 0;
+    for line in text.lines() {
+        let rest = line.trim_start_matches(' ');
+        let indent = line.len() - rest.len();
+        if rest.is_empty() || rest.starts_with('#') || indent > depth * 2 {
+            continue;
+        }
+        if indent < depth * 2 {
+            return None;
+        }
+        let Some(value) = rest.strip_prefix(path[depth]).and_then(|r| r.strip_prefix(':')) else {
+            continue;
+        };
+        if depth + 1 == path.len() {
+            return Some(value.trim().trim_matches(['"', '\'']).to_string());
+        }
+        depth += 1;
+    }
+    None
+}
+
+/// The one field of a rendered `KamajiControlPlane` a datastore transition needs.
 #[derive(Deserialize)]
 struct KamajiControlPlane {
     spec: Option<KamajiControlPlaneSpec>,
@@ -74,6 +108,31 @@ struct KamajiControlPlane {
 #[serde(rename_all = "camelCase")]
 struct KamajiControlPlaneSpec {
     data_store_name: Option<String>,
+}
+
+/// In a git repository with commits, each tenant's deployed Kubernetes version is the one its
+/// overlay has in HEAD (none for an overlay never committed): a render nobody committed reached
+/// no cluster, so rendering `v1.32 -> v1.33` and then `v1.33 -> v1.34` before a commit is still
+/// a two-minor jump for Kamaji (issue 22). Elsewhere the overlays on disk stand.
+fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
+    if deployed.is_empty() {
+        return;
+    }
+    let want = |name: &str, file: &str| {
+        file.strip_suffix(".yaml").and_then(|f| {
+            f.strip_prefix("kamajicontrolplane-")
+                .or_else(|| f.strip_prefix("cluster-"))
+        }) == Some(name)
+    };
+    let Some(committed) = crate::git::head::overlay_files(repo, want) else {
+        return;
+    };
+    for (name, d) in deployed.iter_mut() {
+        d.version = committed.get(name).and_then(|files| {
+            let names: BTreeSet<String> = files.keys().cloned().collect();
+            deployed_of(name, &names, |f| files.get(f).cloned()).version
+        });
+    }
 }
 
 /// The one field of a tenant overlay's `kustomization.yaml` the skip needs.
@@ -401,8 +460,10 @@ pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs,
     } else {
         overlays.deployed.keys().cloned().collect()
     };
+    let mut deployed = overlays.deployed;
+    committed_versions(repo, &mut deployed);
     Ok(Ok(Inputs {
-        deployed: overlays.deployed,
+        deployed,
         overlay_hashes: overlays.hashes,
         rendered,
         platform,
@@ -492,6 +553,21 @@ impl Inputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_scalar_reads_the_rendered_versions_and_nothing_nested_elsewhere() {
+        let kcp = b"# @generated\nkind: KamajiControlPlane\nmetadata:\n  name: a\n  labels:\n    version: v9.9.9\nspec:\n  addons:\n    version: v8.8.8\n  version: v1.33.4\n";
+        assert_eq!(block_scalar(kcp, &["spec", "version"]).as_deref(), Some("v1.33.4"));
+        let cluster = b"spec:\n  topology:\n    class: c\n    version: \"v1.32.9\"\n  other: x\n";
+        assert_eq!(
+            block_scalar(cluster, &["spec", "topology", "version"]).as_deref(),
+            Some("v1.32.9")
+        );
+        assert_eq!(
+            block_scalar(b"spec:\n  x: 1\nversion: v1.0.0\n", &["spec", "version"]),
+            None
+        );
+    }
 
     #[test]
     fn inputs_from_a_commit_refuse_nested_tenant_files_and_know_the_rendered_tenants() {

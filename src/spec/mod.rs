@@ -2,6 +2,7 @@
 //! refused file (`shape`, reading jsonschema's errors with `json_schema`) and source positions
 //! (`source`).
 
+pub mod edit;
 pub mod json_schema;
 pub mod load;
 pub mod raw;

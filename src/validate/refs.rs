@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::model::upgrade;
 use crate::model::{KubeVersion, Platform};
 use crate::spec::source::child_path;
 use crate::validate::fleet::{is_cluster_scoped, place, pointer_to};
@@ -14,8 +15,6 @@ use crate::validate::{datastores, labels};
 
 /// Helm's limit on release names.
 const MAX_RELEASE: usize = 53;
-/// The kubelet may be this many minors older than the API server.
-const KUBELET_SKEW: u32 = 3;
 
 /// Every object by `(group, kind, namespace, name)`; cluster-scoped kinds without namespace.
 struct Index<'a>(BTreeMap<(&'a str, &'a str, Option<&'a str>, &'a str), &'a Manifest>);
@@ -381,7 +380,8 @@ fn vips(fleet: &Fleet) -> Vec<Finding> {
 }
 
 /// Control plane and worker versions inside the platform's range; workers not newer than, and
-/// at most three minors older than, their control plane.
+/// at most three minors older than, their control plane (errors: Kubernetes does not support
+/// either skew).
 fn versions(index: &Index<'_>, fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
     let mut out = Vec::new();
     for o in fleet.rendered() {
@@ -417,32 +417,18 @@ fn versions(index: &Index<'_>, fleet: &Fleet, platform: Option<&Platform>) -> Ve
                 ),
             );
         }
+        // The kubelet skew rule (model::upgrade, from the Kubernetes version skew policy): a
+        // pool newer than its control plane, or more than three minors older, is unsupported.
         if o.kind == "MachineDeployment"
             && let Some(cp) = control_plane_version(index, o)
+            && let Some(why) = upgrade::pool_skew(cp, v)
         {
-            if v > cp {
-                out.push(
-                    error(
-                        Check::Fleet,
-                        o,
-                        field,
-                        format!("workers at {v} are newer than their control plane at {cp}"),
-                    )
-                    .with_hint("the kubelet must not be newer than the API server: upgrade the control plane first"),
-                );
-            } else if v.major == cp.major && cp.minor > v.minor + KUBELET_SKEW {
-                out.push(
-                    warning(
-                        Check::Fleet,
-                        o,
-                        field,
-                        format!(
-                            "workers at {v} are more than {KUBELET_SKEW} minors older than their control plane at {cp}"
-                        ),
-                    )
-                    .with_hint("Kubernetes supports a kubelet at most three minors older than the API server"),
-                );
-            }
+            let next = if v > cp {
+                "upgrade the control plane first (the kubelet must never be newer than the API server)"
+            } else {
+                "upgrade the workers with the control plane: a kubelet may be at most three minors older than the API server"
+            };
+            out.push(error(Check::Fleet, o, field, format!("workers: {why}")).with_hint(next));
         }
     }
     out

@@ -21,6 +21,7 @@ mod render;
 mod stat_cache;
 mod status;
 mod topology;
+mod upgrade;
 mod upstream;
 mod validate;
 mod watch;

@@ -5,11 +5,13 @@ mod backup;
 mod fields;
 pub mod names;
 mod platform;
+mod pool_version;
 mod providers;
 mod removed_flags;
 mod tenant;
 mod topology;
 pub mod transitions;
+mod upgrades;
 mod warnings;
 
 pub use platform::parse_range;
@@ -81,7 +83,7 @@ pub fn validate(
         })
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
-    errs.extend(transitions::check(&built, deployed));
+    errs.extend(transitions::check(&platform_model, &built, deployed));
     if !errs.is_empty() {
         return Err(errs);
     }

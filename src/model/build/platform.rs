@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use crate::diagnostics::Diagnostic;
 use crate::model::build::fields::{ETCD_JOB_IMAGE, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
-use crate::model::build::{providers, topology};
+use crate::model::build::{providers, topology, upgrades};
 use crate::model::{
     Chart, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, Platform, Provider, repository_name,
 };
@@ -268,6 +268,15 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     let backups = crate::model::build::backup::platform(src, spec.backups.as_ref(), &mut errs);
     let contract = spec.cluster_api.contract.unwrap_or(Contract::V1beta2);
     let management = management_releases(src, spec, contract, &mut errs);
+    let waves = upgrades::waves(src, spec.upgrades.as_ref(), &mut errs);
+    let mut kubernetes_releases: Vec<KubeVersion> = spec
+        .upgrades
+        .iter()
+        .flat_map(|u| u.kubernetes_releases.iter().enumerate())
+        .filter_map(|(i, r)| version(src, &format!("spec.upgrades.kubernetesReleases[{i}]"), r, &mut errs))
+        .collect();
+    kubernetes_releases.sort_unstable();
+    kubernetes_releases.dedup();
 
     if !errs.is_empty() {
         return Err(errs);
@@ -290,6 +299,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
             .unwrap_or(3),
         min_kubernetes: min.expect("checked above"),
         max_kubernetes: max.expect("checked above"),
+        kubernetes_releases,
+        waves,
         etcd_chart,
         etcd_image,
         etcd_cfssl_image,

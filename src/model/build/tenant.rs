@@ -11,10 +11,11 @@ use crate::model::build::backup;
 use crate::model::build::fields::storage_size;
 use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::model::build::platform::{header, version};
+use crate::model::build::pool_version::pool_version;
 use crate::model::build::{providers, removed_flags, topology};
 use crate::model::{
-    AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, Platform, Pool, PoolSize,
-    ServiceType, Tenant, TenantTopology,
+    AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, KubeVersion, Platform, Pool,
+    PoolSize, ServiceType, Tenant, TenantTopology,
 };
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, TenantFile};
@@ -154,7 +155,14 @@ pub fn tenant(
                 .with_hint("add `credentialsSecret: <secret>` (keys `url`, `token`, `secret`, in the tenant's namespace), or give the provider one for every tenant in kaas.yaml `spec.clusterApi.providerConfigSecrets: {proxmox: <secret>}` (keys `PROXMOX_URL`, `PROXMOX_TOKEN`, `PROXMOX_SECRET`, in namespace `capmox-system`)"),
         );
     }
-    let pools = pools(src, &name, spec, class.as_ref().map(|c| c.0), &mut errs);
+    let pools = pools(
+        src,
+        &name,
+        spec,
+        class.as_ref().map(|c| c.0),
+        (version, platform),
+        &mut errs,
+    );
 
     for (i, g) in spec.access.admin_groups.iter().enumerate() {
         if g.trim().is_empty() {
@@ -488,6 +496,7 @@ fn pools(
     tenant: &str,
     spec: &raw::TenantSpec,
     class: Option<&ClusterClass>,
+    (cp, platform): (Option<KubeVersion>, &Platform),
     errs: &mut Vec<Diagnostic>,
 ) -> Vec<Pool> {
     let mut seen = BTreeSet::new();
@@ -599,7 +608,9 @@ fn pools(
                 m.disk_gib.unwrap_or(40),
             ),
         };
+        let version = pool_version(src, &f, w, cp, class.is_some(), platform, errs);
         out.push(Pool {
+            version,
             name: w.name.clone(),
             size,
             cpus,

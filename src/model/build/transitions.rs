@@ -12,11 +12,15 @@
 //!   old etcd and writes the new one (`internal/resources/datastore/datastore_migrate.go`,
 //!   `cmd/migrate/cmd.go`). The old etcd must keep running until it finished, and a new
 //!   dedicated etcd must serve before the switch: both sides exist while `dataStore` names both.
+//! - A control plane's Kubernetes version goes up one minor at a time and never down (Kamaji's
+//!   webhook, `internal/webhook/handlers/tcp_version.go`, and the Kubernetes version skew
+//!   policy; see `model::upgrade`). A refused version leaves the tenant stuck with Flux retrying.
 
 use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::Tenant;
+use crate::model::upgrade::{self, Allowed, Refusal};
+use crate::model::{KubeVersion, Platform, Tenant};
 use crate::spec::source::Source;
 
 /// What the last render left of one tenant.
@@ -29,11 +33,23 @@ pub struct Deployed {
     /// The DataStore its control plane names (`KamajiControlPlane.spec.dataStoreName`), when one
     /// is rendered in explicit mode.
     pub datastore: Option<String>,
+    /// The control plane's Kubernetes version (`KamajiControlPlane.spec.version`, or the
+    /// `Cluster`'s `spec.topology.version`), when a cluster is rendered.
+    pub version: Option<KubeVersion>,
 }
 
 /// Every refused transition of `tenants` (with their files) from `deployed`.
-pub fn check(tenants: &[(Tenant, &Source)], deployed: &BTreeMap<String, Deployed>) -> Vec<Diagnostic> {
+pub fn check(
+    platform: &Platform,
+    tenants: &[(Tenant, &Source)],
+    deployed: &BTreeMap<String, Deployed>,
+) -> Vec<Diagnostic> {
     let mut errs = Vec::new();
+    for (t, src) in tenants {
+        if let Some(e) = deployed.get(&t.name).and_then(|d| version_step(platform, t, src, d)) {
+            errs.push(e);
+        }
+    }
     let present: std::collections::BTreeSet<&str> = tenants.iter().map(|(t, _)| t.name.as_str()).collect();
     for (name, d) in deployed {
         if d.cluster && d.etcd && !present.contains(name.as_str()) {
@@ -81,4 +97,43 @@ pub fn check(tenants: &[(Tenant, &Source)], deployed: &BTreeMap<String, Deployed
         }
     }
     errs
+}
+
+/// The refused version change of `t` from what is deployed, if any. A new tenant (or one whose
+/// cluster is not rendered, such as a decommissioned one) may start at any supported version.
+fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
+    let current = d.version?;
+    if t.decommissioned {
+        return None;
+    }
+    let (new, name) = (t.version, &t.name);
+    let allowed = Allowed {
+        min: platform.min_kubernetes,
+        max: platform.max_kubernetes,
+        releases: &platform.kubernetes_releases,
+    };
+    let next = allowed.next_step_text(current);
+    // `upgrade --kubernetes` with the minor asked for walks there one step per run.
+    let minor = |v: KubeVersion| format!("v{}.{}", v.major, v.minor.max(current.minor + 1));
+    let (message, hint) = match upgrade::refusal(current, new)? {
+        Refusal::Downgrade => (
+            format!(
+                "{new} would downgrade tenant `{name}` from {current}, the deployed version; Kubernetes and Kamaji refuse downgrades"
+            ),
+            format!(
+                "keep `version: {current}`; the next allowed step up is {next} (`kaas-gitops upgrade --kubernetes {} {name}`)",
+                minor(current)
+            ),
+        ),
+        Refusal::SkipsMinor => (
+            format!(
+                "{new} skips a minor: tenant `{name}` runs {current}, and a control plane moves one minor at a time"
+            ),
+            format!(
+                "the next allowed step is {next}; once Flux applied it, go on towards {new} (`kaas-gitops upgrade --kubernetes {} {name}` takes one step per run)",
+                minor(new)
+            ),
+        ),
+    };
+    Some(src.error("spec.kubernetes.version", message).with_hint(hint))
 }

@@ -340,6 +340,10 @@ pub struct Worker {
     pub taints: Vec<Taint>,
     /// Per-pool override of the Proxmox block.
     pub proxmox: Option<ProxmoxPool>,
+    /// The kubelet version of this pool's machines (default: `spec.kubernetes.version`): holds
+    /// the pool back while the control plane moves ahead. Never newer than the control plane,
+    /// at most three minors older. Not in topology mode.
+    pub version: Option<String>,
 }
 
 /// `workers[].autoscaling`.
@@ -456,6 +460,35 @@ pub struct PlatformSpec {
     pub topology: Option<PlatformTopology>,
     /// Scheduled etcd snapshots of every DataStore kaas-gitops creates (off when absent).
     pub backups: Option<Backups>,
+    /// How `kaas-gitops upgrade` moves tenants to a new Kubernetes version: the patch releases
+    /// it may pick and the waves it moves tenants in (see docs/upgrades.md).
+    pub upgrades: Option<Upgrades>,
+}
+
+/// `spec.upgrades`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Upgrades {
+    /// Kubernetes releases `upgrade --kubernetes vX.Y` may pick from, e.g. `[v1.33.5, v1.34.2]`:
+    /// each step goes to the newest listed patch of the next minor. Without a patch of that
+    /// minor here, `upgrade` needs an exact `vX.Y.Z`.
+    #[serde(default)]
+    pub kubernetes_releases: Vec<String>,
+    /// Named waves, in order: each takes the tenants whose labels match its `selector` and that
+    /// no earlier wave took. Only the last may leave out `selector`: it takes the rest.
+    #[serde(default)]
+    pub waves: Vec<Wave>,
+}
+
+/// `spec.upgrades.waves[]`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Wave {
+    /// The wave's name, a DNS-1123 label (`upgrade --wave NAME`).
+    pub name: String,
+    /// Tenant labels that must all match (`metadata.labels` of the tenant file), e.g.
+    /// `{ring: canary}`. Absent on the last wave only: every tenant no earlier wave took.
+    pub selector: Option<BTreeMap<String, String>>,
 }
 
 /// `spec.cloudControllerManagers`: charts installed into tenant clusters through CAAPH.

@@ -1,0 +1,217 @@
+//! `upgrade --kubernetes vX.Y [TENANT... | --selector LABEL=VALUE | --wave NAME]`: one allowed
+//! step for each selected tenant, written into its file as text (only the version scalar
+//! changes), rendered with every rule `render` applies, and printed as a plan. Nothing is
+//! written unless every selected tenant can take its step and the whole fleet renders.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
+use crate::commands::render::report_invalid;
+use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
+use crate::commands::{ExitStatus, pipeline, pr};
+use crate::diagnostics::Diagnostic;
+use crate::model::KubeVersion;
+use crate::model::upgrade::{Allowed, Step, Target, step};
+use crate::render::Options;
+use crate::repo::{inputs, stat_cache, tree};
+use crate::spec::edit::replace_scalar;
+use crate::spec::load::ParseCache;
+use crate::spec::source::Source;
+
+const FIELD: &str = "spec.kubernetes.version";
+
+/// One line of the plan.
+struct Line {
+    tenant: String,
+    from: KubeVersion,
+    /// `None`: nothing to do.
+    to: Option<KubeVersion>,
+    further: bool,
+    skipped: Option<&'static str>,
+}
+
+/// Runs `upgrade`.
+pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitStatus> {
+    let invalid = |d: Vec<Diagnostic>| Ok(report_invalid(printer, Format::Human, d));
+    let Some(target) = Target::parse(&args.kubernetes) else {
+        return invalid(vec![
+            Diagnostic::error(format!("`{}` is not a Kubernetes version", args.kubernetes)).with_hint(
+                "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
+            ),
+        ]);
+    };
+    let inputs = match inputs::read(repo, &[])? {
+        Err(d) => return invalid(d),
+        Ok(i) => i,
+    };
+    // The repository as it is must be valid: a step is planned from its versions.
+    let current = match pipeline::resolve(&inputs, &Options::default(), &mut ParseCache::default()) {
+        Err(d) => return invalid(d),
+        Ok(r) => r,
+    };
+    let model = &current.model;
+    let selected = match select(model, args) {
+        Err(d) => return invalid(d),
+        Ok(s) => s,
+    };
+    let sources: BTreeMap<&str, Source> = inputs
+        .tenants
+        .iter()
+        .map(|(path, stem, bytes)| {
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            (stem.as_str(), Source::unindexed(path, text))
+        })
+        .collect();
+    if let Some(wave) = &args.wave {
+        let committed = committed_versions(repo).unwrap_or_else(|| {
+            printer.status(
+                "note: not a git repository with commits: earlier waves are judged from the tenant files as they are",
+            );
+            BTreeMap::new()
+        });
+        let errs = wave_gate(model, wave, target, &committed, &sources);
+        if !errs.is_empty() {
+            return invalid(errs);
+        }
+    }
+    let allowed = Allowed {
+        min: model.platform.min_kubernetes,
+        max: model.platform.max_kubernetes,
+        releases: &model.platform.kubernetes_releases,
+    };
+    let mut errs = Vec::new();
+    let mut lines = Vec::new();
+    let mut edits: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+    for t in selected {
+        let src = &sources[t.name.as_str()];
+        let mut line = Line {
+            tenant: t.name.clone(),
+            from: t.version,
+            to: None,
+            further: false,
+            skipped: None,
+        };
+        if t.decommissioned {
+            line.skipped = Some("decommissioned, skipped");
+            lines.push(line);
+            continue;
+        }
+        match step(t.version, target, &allowed) {
+            Step::AtTarget => {}
+            Step::Blocked { reason, hint } => errs.push(
+                src.error(
+                    FIELD,
+                    format!(
+                        "tenant `{}` at {} cannot move towards {target}: {reason}",
+                        t.name, t.version
+                    ),
+                )
+                .with_hint(hint),
+            ),
+            Step::Move { to, further } => match replace_scalar(&src.path, &src.text, FIELD, &to.to_string()) {
+                Some(text) => {
+                    edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
+                    line.to = Some(to);
+                    line.further = further;
+                }
+                None => errs.push(
+                    src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
+                        .with_hint("write it as a plain or quoted one-line string, e.g. `version: v1.33.4`"),
+                ),
+            },
+        }
+        lines.push(line);
+    }
+    if !errs.is_empty() {
+        return invalid(errs);
+    }
+    let mut next = inputs.clone();
+    for (path, _, bytes) in &mut next.tenants {
+        if let Some((_, new)) = edits.get(path.as_str()) {
+            bytes.clone_from(new);
+        }
+    }
+    // The same pipeline as `render`, on the edited files: the skew rules against the deployed
+    // overlays, and every other rule, decide before anything is written.
+    let rendered = match pipeline::run(&next, &Options::default()) {
+        Err(d) => return invalid(d),
+        Ok(r) => r,
+    };
+    printer.data(&plan_text(target, args, &lines));
+    if args.dry_run || edits.is_empty() {
+        return Ok(ExitStatus::Success);
+    }
+    let mut plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
+    let edited = edits.len();
+    plan.changed
+        .extend(edits.into_iter().map(|(path, (old, new))| (path, old, new)));
+    stat_cache::forget(repo);
+    tree::apply(repo, &plan)?;
+    let moved: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.to.is_some())
+        .map(|l| l.tenant.as_str())
+        .collect();
+    printer.status(&format!(
+        "upgrade: {edited} tenant file(s) edited, {} file(s) written or deleted",
+        plan.paths().len() - edited
+    ));
+    if !args.pr {
+        printer.status(&format!(
+            "next: commit and push (or rerun with --pr), let Flux apply it (`kaas-gitops wait {}`), then run the same upgrade again for tenants with further steps",
+            moved.join(" ")
+        ));
+        return Ok(ExitStatus::Success);
+    }
+    for tenant in moved {
+        let pr_args = PrArgs {
+            tenant: tenant.to_string(),
+            base: args.base.clone(),
+            push: args.push.clone(),
+            force_with_lease: false,
+            body_only: false,
+        };
+        let status = pr::run(printer, repo, &pr_args)?;
+        if status != ExitStatus::Success {
+            return Ok(status);
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The plan as the user reads it: who moves from what to what, who needs more steps.
+fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
+    let scope = match &args.wave {
+        Some(w) => format!(" (wave `{w}`)"),
+        None => String::new(),
+    };
+    let mut out = format!("upgrade to {target}{scope}:\n");
+    let width = lines.iter().map(|l| l.tenant.len()).max().unwrap_or(0);
+    let (mut moving, mut further, mut done) = (0, 0, 0);
+    for l in lines {
+        let what = match (l.to, l.skipped) {
+            (_, Some(why)) => format!("{}  {why}", l.from),
+            (None, None) => {
+                done += 1;
+                format!("{}  already at {target}", l.from)
+            }
+            (Some(to), None) => {
+                moving += 1;
+                if l.further {
+                    further += 1;
+                    format!("{} -> {to}  (then further steps to {target})", l.from)
+                } else {
+                    format!("{} -> {to}", l.from)
+                }
+            }
+        };
+        out.push_str(&format!("  {:width$}  {what}\n", l.tenant));
+    }
+    out.push_str(&format!(
+        "{moving} to move, {further} with further steps after this one, {done} already at {target}\n"
+    ));
+    out
+}

@@ -1,0 +1,48 @@
+//! The tenant overlays of the last commit: what Flux applied, or will once it is pushed. A render
+//! that was never committed reached no cluster, so the Kubernetes version rules judge a tenant's
+//! version against these (issue 22), not against the overlays on disk.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use git2::ObjectType;
+
+use crate::git::Workspace;
+use crate::spec::load::MAX_FILE_BYTES;
+
+/// Every folder of `overlays/tenants/` at HEAD: its file names, with the bytes of those `want`
+/// (tenant, file name) asks for (the others empty). `None` outside a git repository or before
+/// its first commit; empty when HEAD has no overlays.
+pub fn overlay_files(
+    dir: &Path,
+    want: impl Fn(&str, &str) -> bool,
+) -> Option<BTreeMap<String, BTreeMap<String, Vec<u8>>>> {
+    let ws = Workspace::open(dir).ok()?;
+    let repo = &ws.repo;
+    let head = repo.head().ok()?.peel_to_tree().ok()?;
+    let mut out = BTreeMap::new();
+    let Ok(entry) = head.get_path(Path::new(&ws.git_path("overlays/tenants"))) else {
+        return Some(out);
+    };
+    let tenants = entry.to_object(repo).ok()?.peel_to_tree().ok()?;
+    for folder in tenants.iter().filter(|e| e.kind() == Some(ObjectType::Tree)) {
+        let Ok(name) = folder.name() else { continue };
+        let Ok(tree) = folder.to_object(repo).and_then(|o| o.peel_to_tree()) else {
+            continue;
+        };
+        let mut files = BTreeMap::new();
+        for file in tree.iter() {
+            let Ok(file_name) = file.name() else { continue };
+            let bytes = if file.kind() == Some(ObjectType::Blob) && want(name, file_name) {
+                let blob = file.to_object(repo).ok()?.peel_to_blob().ok()?;
+                let content = blob.content();
+                content[..content.len().min(MAX_FILE_BYTES + 1)].to_vec()
+            } else {
+                Vec::new()
+            };
+            files.insert(file_name.to_string(), bytes);
+        }
+        out.insert(name.to_string(), files);
+    }
+    Some(out)
+}

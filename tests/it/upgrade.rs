@@ -1,0 +1,422 @@
+//! Kubernetes versions against what is deployed (`render`, `validate`) and `upgrade`: one
+//! allowed step per run, written into the tenant files as text, in waves. Issue 22.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{Repo, Run, bin, crds_dir};
+
+/// The example repository (waves `canary` = acme, `rest`; releases v1.32.9, v1.33.5, v1.34.2),
+/// rendered: its overlays are what is deployed.
+#[track_caller]
+fn rendered() -> Repo {
+    let repo = Repo::example();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    repo
+}
+
+#[test]
+fn render_refuses_a_downgrade_at_the_version_line_naming_the_deployed_version_and_the_next_step() {
+    let repo = rendered();
+    let err = repo.assert_edit_refused(
+        "tenants/acme.yaml",
+        |t| t.replace("version: v1.33.4", "version: v1.31.2"),
+        "tenants/acme.yaml:11:14",
+        "v1.31.2 would downgrade tenant `acme` from v1.33.4, the deployed version",
+    );
+    assert!(
+        err.contains("hint: keep `version: v1.33.4`; the next allowed step up is v1.34.2 (`kaas-gitops upgrade --kubernetes v1.34 acme`)"),
+        "{err}"
+    );
+    // A patch downgrade too: Kamaji compares whole versions.
+    repo.assert_edit_refused(
+        "tenants/acme.yaml",
+        |t| t.replace("version: v1.31.2", "version: v1.33.3"),
+        "tenants/acme.yaml:11:14",
+        "v1.33.3 would downgrade tenant `acme` from v1.33.4",
+    );
+}
+
+#[test]
+fn render_refuses_a_skipped_minor_and_takes_one_minor() {
+    let repo = rendered();
+    let err = repo.assert_edit_refused(
+        "tenants/initech.yaml",
+        |t| t.replace("version: v1.32.9", "version: v1.34.1"),
+        "tenants/initech.yaml:8:14",
+        "v1.34.1 skips a minor: tenant `initech` runs v1.32.9",
+    );
+    assert!(
+        err.contains("hint: the next allowed step is v1.33.5; once Flux applied it, go on towards v1.34.1"),
+        "{err}"
+    );
+    repo.replace("tenants/initech.yaml", "version: v1.34.1", "version: v1.33.0");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let kcp = repo.object("overlays/tenants/initech/kamajicontrolplane-initech.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.33.0");
+}
+
+#[test]
+fn a_new_tenant_starts_at_any_supported_version() {
+    let repo = rendered();
+    let initech = repo.read("tenants/initech.yaml");
+    repo.write(
+        "tenants/newco.yaml",
+        &initech.replace("initech", "newco").replace("v1.32.9", "v1.31.2"),
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let kcp = repo.object("overlays/tenants/newco/kamajicontrolplane-newco.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.31.2");
+}
+
+/// `path:line` of the first line of `path` containing `needle`.
+fn line_of(repo: &Repo, path: &str, needle: &str) -> String {
+    let line = repo
+        .read(path)
+        .lines()
+        .position(|l| l.contains(needle))
+        .expect("the needle");
+    format!("{path}:{}", line + 1)
+}
+
+#[test]
+fn validate_refuses_workers_newer_than_or_four_minors_behind_their_control_plane() {
+    let crds = crds_dir();
+    let repo = rendered();
+    let md = "overlays/tenants/acme/machinedeployment-acme-md-0.yaml";
+    let original = repo.read(md);
+    for (version, message) in [
+        (
+            "v1.34.0",
+            "workers: a kubelet at v1.34.0 would be newer than its control plane at v1.33.4",
+        ),
+        (
+            "v1.29.0",
+            "workers: a kubelet at v1.29.0 is more than 3 minors older than its control plane at v1.33.4",
+        ),
+    ] {
+        repo.write(
+            md,
+            &original.replace("version: v1.33.4", &format!("version: {version}")),
+        );
+        let run = repo.run(&["validate", "--crds", crds.to_str().unwrap(), "--no-kustomize"]);
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(all.contains(message), "{all}");
+        assert!(all.contains(&line_of(&repo, md, "version:")), "{all}");
+    }
+    // Three minors behind is within the policy.
+    repo.write(md, &original.replace("version: v1.33.4", "version: v1.30.0"));
+    let run = repo.run(&["validate", "--crds", crds.to_str().unwrap(), "--no-kustomize"]);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(!all.contains("workers: a kubelet"), "{all}");
+}
+
+#[test]
+fn upgrade_changes_only_the_version_scalar_renders_and_prints_the_plan() {
+    let repo = rendered();
+    // Comments, flow style, odd spacing and the quoting of the version all survive.
+    let globex = repo.read("tenants/globex.yaml");
+    let acme = format!(
+        "# acme: payments, upgraded by the canary wave\n{}",
+        repo.read("tenants/acme.yaml")
+            .replace("version: v1.33.4", "version:   'v1.33.4'   # pinned by ops")
+    );
+    repo.write("tenants/acme.yaml", &acme);
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "globex"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        repo.read("tenants/acme.yaml"),
+        acme.replace("'v1.33.4'", "'v1.34.2'"),
+        "only the version changed"
+    );
+    assert_eq!(
+        repo.read("tenants/globex.yaml"),
+        globex.replace("\"v1.34.1\"", "\"v1.34.2\"")
+    );
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  acme    v1.33.4 -> v1.34.2\n  globex  v1.34.1 -> v1.34.2\n2 to move, 0 with further steps after this one, 0 already at v1.34\n"
+    );
+    let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.34.2");
+    assert_eq!(repo.run(&["render", "--check"]).code, 0, "the overlays are rendered");
+    // Run again: nothing left to do, nothing written.
+    let before = repo.snapshot();
+    let again = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "globex"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("  acme    v1.34.2  already at v1.34\n"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn upgrade_takes_one_minor_per_run_and_refuses_a_step_it_cannot_name() {
+    let repo = rendered();
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "--selector",
+        "team=payments",
+        "--dry-run",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  acme  v1.33.4 -> v1.34.2\n"), "{}", run.stdout);
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "initech"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("  initech  v1.32.9 -> v1.33.5  (then further steps to v1.34)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(repo.read("tenants/initech.yaml").contains("version: v1.33.5"));
+    // With no v1.33 patch listed, a tenant at v1.32 has no step to take: refused at its line,
+    // with the way out, and nothing is written for any tenant.
+    let repo = rendered();
+    repo.replace("kaas.yaml", "[v1.32.9, v1.33.5, v1.34.2]", "[v1.34.2]");
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("--> tenants/initech.yaml:8:14"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "tenant `initech` at v1.32.9 cannot move towards v1.34: no v1.33 release is known to step through"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: list the v1.33 patch to use in `spec.upgrades.kubernetesReleases`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert_eq!(before, repo.snapshot());
+}
+
+fn git(home: &Path, dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Pat")
+        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
+        .env("GIT_COMMITTER_NAME", "Pat")
+        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn upgrade(repo: &Repo, home: &Path, args: &[&str]) -> Run {
+    bin()
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .arg("--repo")
+        .arg(repo.path())
+        .arg("upgrade")
+        .args(args)
+        .output()
+        .expect("the binary runs")
+        .into()
+}
+
+#[test]
+fn a_wave_waits_for_the_committed_files_of_the_waves_before_it() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet");
+    let before = repo.snapshot();
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "rest"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("--> tenants/acme.yaml:11:14"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("wave `rest` cannot start: tenant `acme` of the earlier wave `canary` is at v1.33.4 in the last commit, not at v1.34"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: finish wave `canary` first"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot(), "a refused wave writes nothing");
+
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "canary"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34 (wave `canary`):\n  acme  v1.33.4 -> v1.34.2\n1 to move, 0 with further steps after this one, 0 already at v1.34\n"
+    );
+    // Edited but not committed: the next wave still waits.
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "rest"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    commit("canary to v1.34");
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "rest"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34 (wave `rest`):\n  globex   v1.34.1 -> v1.34.2\n  initech  v1.32.9 -> v1.33.5  (then further steps to v1.34)\n2 to move, 1 with further steps after this one, 0 already at v1.34\n"
+    );
+}
+
+#[test]
+fn render_judges_against_the_committed_overlay_not_an_uncommitted_render() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet at v1.32.9");
+    repo.replace("tenants/initech.yaml", "version: v1.32.9", "version: v1.33.5");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    // Rendered, never committed: no cluster saw v1.33.5, so v1.34 is still two minors away.
+    repo.assert_edit_refused(
+        "tenants/initech.yaml",
+        |t| t.replace("version: v1.33.5", "version: v1.34.2"),
+        "tenants/initech.yaml:8:14",
+        "v1.34.2 skips a minor: tenant `initech` runs v1.32.9",
+    );
+    repo.replace("tenants/initech.yaml", "version: v1.34.2", "version: v1.33.5");
+    commit("initech to v1.33.5");
+    repo.replace("tenants/initech.yaml", "version: v1.33.5", "version: v1.34.2");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_pool_version_follows_the_kubelet_skew_rules() {
+    let repo = rendered();
+    let pool = "      machine: {cpus: 2, memoryMiB: 4096, diskGiB: 40}\n";
+    let err = repo.assert_edit_refused(
+        "tenants/acme.yaml",
+        |t| t.replace(pool, &format!("{pool}      version: v1.34.0\n")),
+        "tenants/acme.yaml:37:16",
+        "pool `md-0`: a kubelet at v1.34.0 would be newer than its control plane at v1.33.4",
+    );
+    assert!(err.contains("hint: upgrade the control plane first"), "{err}");
+    // Three minors behind is allowed.
+    repo.replace("kaas.yaml", "min: v1.31.0", "min: v1.30.0");
+    repo.replace(
+        "tenants/acme.yaml",
+        "      version: v1.34.0\n",
+        "      version: v1.30.0\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let md = repo.object("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.30.0");
+    // The control plane one minor up would leave the pool four minors behind: refused at the
+    // pool, and `upgrade` writes nothing.
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("--> tenants/acme.yaml:37:16"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "pool `md-0`: a kubelet at v1.30.0 is more than 3 minors older than its control plane at v1.34.2"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: move the pool to v1.31.x or newer"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn in_topology_mode_the_clusters_version_is_what_is_deployed() {
+    let repo = Repo::fixture("topology");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    repo.assert_edit_refused(
+        "tenants/epsilon.yaml",
+        |t| t.replace("version: v1.32.9", "version: v1.34.1"),
+        "tenants/epsilon.yaml:8:14",
+        "v1.34.1 skips a minor: tenant `epsilon` runs v1.32.9",
+    );
+}
+
+fn git_out(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "fleet"]);
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "acme", "globex", "--pr"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("upgrade to v1.34:\n"), "{}", run.stdout);
+    for (tenant, line) in [
+        ("acme", "    version: v1.34.2\n"),
+        ("globex", "    version: \"v1.34.2\"\n"),
+    ] {
+        let file = git_out(
+            home.path(),
+            repo.path(),
+            &["show", &format!("kaas/{tenant}:tenants/{tenant}.yaml")],
+        );
+        assert!(file.contains(line), "{file}");
+        let kcp = git_out(
+            home.path(),
+            repo.path(),
+            &[
+                "show",
+                &format!("kaas/{tenant}:overlays/tenants/{tenant}/kamajicontrolplane-{tenant}.yaml"),
+            ],
+        );
+        assert!(kcp.contains("version: v1.34.2"), "{kcp}");
+        // One tenant per branch: the other tenant's file is as on main.
+        let other = if tenant == "acme" { "globex" } else { "acme" };
+        let theirs = git_out(
+            home.path(),
+            repo.path(),
+            &["diff", "--name-only", "main", &format!("kaas/{tenant}")],
+        );
+        assert!(!theirs.contains(&format!("tenants/{other}")), "{theirs}");
+    }
+    assert_eq!(
+        git_out(home.path(), repo.path(), &["branch", "--show-current"]),
+        "main\n"
+    );
+}
