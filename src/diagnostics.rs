@@ -112,3 +112,18 @@ impl Diagnostic {
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| (&a.file, &a.location, &a.message).cmp(&(&b.file, &b.location, &b.message)));
 }
+
+/// An environment error and its causes on one line, each said once (a library's message often
+/// repeats its cause's), for messages that name the error inside a sentence.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}

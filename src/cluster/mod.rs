@@ -13,6 +13,8 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams}
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 
+use crate::diagnostics::error_chain;
+
 /// Where the cluster is.
 #[derive(Debug, Clone, Default)]
 pub struct Target {
@@ -304,18 +306,4 @@ impl Cluster {
             },
         }
     }
-}
-
-/// An error and its causes on one line, each said once.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts: Vec<String> = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = s.source();
-    }
-    parts.join(": ")
 }

@@ -50,13 +50,5 @@ async fn get(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
 
 /// The error and its causes on one line, without the URL (the caller prints it once).
 fn describe(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+    crate::diagnostics::error_chain(&e.without_url())
 }

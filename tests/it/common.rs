@@ -47,6 +47,26 @@ fn shared_mirror() -> &'static SharedMirror {
     })
 }
 
+/// Starts `tests/it/support/<script>` (a `loopback.py` server) with `args`; returns it and the
+/// port it printed. Its stdin is kept open by the child handle: the server stops when the handle
+/// is dropped or the test process ends.
+pub fn loopback_server(script: &str, args: &[std::ffi::OsString]) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let mut child = Command::new("python3")
+        .arg(project_root().join("tests/it/support").join(script))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut line)
+        .expect("the server prints its port");
+    let port = line.trim().parse().expect("a port");
+    (child, port)
+}
+
 /// GitHub's release downloads on loopback, assembled from a CRD folder and its SOURCES.md
 /// (tests/it/support/release_mirror.py); stopped when dropped, or when the test process ends.
 pub struct ReleaseMirror {
@@ -67,26 +87,12 @@ impl ReleaseMirror {
     }
 
     fn start(crds: &Path, log: Option<&Path>, any_raw_tag: bool) -> ReleaseMirror {
-        use std::io::BufRead;
-        let script = project_root().join("tests/it/support/release_mirror.py");
-        let mut cmd = Command::new("python3");
-        cmd.arg(script)
-            .arg(crds)
-            .arg(log.map_or("-".into(), |l| l.as_os_str().to_owned()));
+        let log = log.map_or("-".into(), |l| l.as_os_str().to_owned());
+        let mut args = vec![crds.as_os_str().to_owned(), log];
         if any_raw_tag {
-            cmd.arg("any-raw-tag");
+            args.push("any-raw-tag".into());
         }
-        let mut child = cmd
-            // Kept open by `child`: the server stops when it closes.
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("the mirror prints its port");
-        let port = line.trim().parse().expect("a port");
+        let (child, port) = loopback_server("release_mirror.py", &args);
         ReleaseMirror {
             child: std::sync::Mutex::new(child),
             port,

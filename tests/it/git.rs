@@ -546,21 +546,7 @@ struct HttpRemote {
 
 impl HttpRemote {
     fn serve(root: &Path) -> HttpRemote {
-        use std::io::BufRead;
-        let script = crate::common::project_root().join("tests/it/support/git_http.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .arg(root)
-            // Kept open by `child` (the server stops when it closes).
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("the server prints its port");
-        let port = line.trim().parse().expect("a port");
+        let (child, port) = crate::common::loopback_server("git_http.py", &[root.as_os_str().to_owned()]);
         HttpRemote { child, port }
     }
 }

@@ -81,20 +81,8 @@ impl TokenServer {
             .expect("`openssl` runs (CI's `.ci/run` installs it)");
         assert!(out.status.success(), "openssl req: {out:?}");
         std::fs::write(&log, "").unwrap();
-        let script = crate::common::project_root().join("tests/it/support/token_server.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .args([&key, &cert, &log])
-            // Kept open by `child` (the server stops when it closes).
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("the token server prints its port");
-        let port = line.trim().parse().unwrap_or_else(|_| panic!("a port, not {line:?}"));
+        let args = [&key, &cert, &log].map(|p| p.as_os_str().to_owned());
+        let (child, port) = crate::common::loopback_server("token_server.py", &args);
         TokenServer { child, port, log }
     }
 
