@@ -3,7 +3,10 @@
 `kaas-gitops render` against the time from `git push` until every Flux Kustomization is Ready at
 the pushed revision, on the loopback test bed. A fresh test bed per N.
 
-Usage: tests/e2e/bench [N ...]   (default: 10 100)
+Usage: tests/e2e/bench [--shards K] [N ...]   (default: 10 100)
+--shards K renders the fleet with `flux.shards: K` and runs K more kustomize-controllers, one per
+shard, beside the main one (Flux's sharding setup). While it waits it prints how many
+Kustomizations are Ready every minute; at the end, the CPU seconds each test-bed process used.
 The platform Kustomization's wait is turned off by the e2e's root Kustomization, as in the
 e2e's "gate open" scenario: with it on, nothing behind the platform gate is ever applied here.
 """
@@ -18,12 +21,34 @@ from scenarios import generated  # noqa: E402
 MAIN = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+def with_shards(d, n, shards):
+    generated(d, n)
+    if shards >= 2:
+        path = os.path.join(d, "kaas.yaml")
+        text = open(path).read()
+        old = "    interval: 10m\n  kamaji:\n"
+        if text.count(old) != 1:
+            raise RuntimeError("bench/gen.py's kaas.yaml changed: no `flux.interval` line to add shards after")
+        open(path, "w").write(text.replace(old, f"    interval: 10m\n    shards: {shards}\n  kamaji:\n"))
+
+
+def progress_printer():
+    last = [0.0]
+
+    def show(secs, state):
+        if secs - last[0] >= 60:
+            last[0] = secs
+            ready = sum(1 for s in state.values() if s[0])
+            print(f"bench:   {secs / 60:.0f} min: {ready} of {len(state)} Ready", flush=True)
+    return show
+
+
 def one(args, n):
     e = E2E(args, Report())
     try:
-        e.start()
+        e.start(args.shards)
 
-        f = e.new_fleet(f"bench{n}", lambda d: generated(d, n))
+        f = e.new_fleet(f"bench{n}", lambda d: with_shards(d, n, args.shards))
         f.render()  # with the pins new_fleet added
         render = f.first_render
         t0 = time.time()
@@ -31,7 +56,12 @@ def one(args, n):
         push = time.time() - t0
         e.bootstrap(f, open_gate=True)
         f.poke()
-        secs, state = f.wait_ready(sha, timeout=int(os.environ.get("BENCH_TIMEOUT", "1200")))
+        cpu0 = e.c.cpu_seconds()
+        secs, state = f.wait_ready(sha, timeout=int(os.environ.get("BENCH_TIMEOUT", "1200")),
+                                   progress=progress_printer())
+        cpu = {k: v - cpu0.get(k, 0) for k, v in e.c.cpu_seconds().items()}
+        print("bench:   CPU seconds while waiting: " + ", ".join(
+            f"{k} {v:.0f}" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v >= 0.5), flush=True)
         bad = [k for k, s in state.items() if not s[0]]
         return render, push, secs + push, len(state), bad
     finally:
@@ -44,6 +74,7 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("--bin", "--kaas", "--helm", "--gomodcache"):
         ap.add_argument(a, required=True)
+    ap.add_argument("--shards", type=int, default=0)
     ap.add_argument("sizes", nargs="*", type=int, default=[10, 100])
     args = ap.parse_args()
     # A signal ends the run through one()'s finally, so every process is stopped.
@@ -55,6 +86,7 @@ def main():
         rows.append((n, render, push, ready, ks, bad))
         print(f"bench: {n} tenants: render {render:.2f}s, git push {push:.2f}s, push -> {ks} Kustomizations Ready {ready:.1f}s"
               + (f" ({len(bad)} NOT Ready: {bad[:5]})" if bad else ""), flush=True)
+    print(f"\nflux.shards: {args.shards or 'none'}")
     print("\n| tenants | render | push -> every Kustomization Ready | Kustomizations |")
     print("|---:|---:|---:|---:|")
     for n, render, push, ready, ks, bad in rows:

@@ -74,13 +74,13 @@ class E2E:
         self.helm = args.helm
 
     # ---- the test bed ----------------------------------------------------------------------
-    def start(self):
+    def start(self, shards=0):
         t0 = time.time()
         self.c.start_control_plane()
         print(f"  kube-apiserver {self.c.version['gitVersion']} ready on 127.0.0.1:{self.c.api_port}", flush=True)
         crds = self.c.install_crds()
         print(f"  {len(crds)} CRDs installed (storage versions only, no conversion webhooks)", flush=True)
-        self.c.start_flux()
+        self.c.start_flux(shards)
         root = charts.build_repos(self.work, self.helm)
         self.chart_port = charts.serve(self.c, root)
         charts.index(self.helm, root, self.chart_port)
@@ -94,7 +94,7 @@ class E2E:
         self.r.figure("test bed start (control plane + CRDs + Flux + servers)", f"{time.time() - t0:.1f}s")
 
     def flux_healthy(self):
-        for n in ("source-controller", "kustomize-controller", "helm-controller"):
+        for n in [n for n in self.c.procs if n.endswith("-controller") or "-controller-shard" in n]:
             if "Starting workers" not in open(os.path.join(self.c.logs, n + ".log"), errors="replace").read():
                 return False
         return True

@@ -48,6 +48,20 @@ class Cluster:
         self.procs[name] = p
         return p
 
+    def cpu_seconds(self):
+        """{process name: user + system CPU seconds so far} from /proc (Linux)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        out = {}
+        for n, p in self.procs.items():
+            try:
+                # Fields after the command's closing parenthesis: utime and stime are the 12th
+                # and 13th (proc(5) numbers them 14 and 15).
+                f = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                out[n] = (int(f[11]) + int(f[12])) / tick
+            except (OSError, IndexError, ValueError):
+                pass
+        return out
+
     def check_alive(self):
         dead = [f"{n} (exit {p.returncode})" for n, p in self.procs.items() if p.poll() is not None]
         if dead:
@@ -231,7 +245,11 @@ class Cluster:
         return installed
 
     # ---- Flux ------------------------------------------------------------------------------
-    def start_flux(self):
+    def start_flux(self, shards=0):
+        """source-, kustomize- and helm-controller. With shards >= 2, as Flux's sharding guide
+        sets it up: the main kustomize-controller takes the objects without the
+        `sharding.fluxcd.io/key` label, and one more kustomize-controller per shard takes
+        `shard<K>` (the label `kaas-gitops render` puts on tenant Kustomizations, flux.shards)."""
         self.kubectl("create", "namespace", "flux-system")
         self.storage_port = free_port()
         env = {"KUBECONFIG": self.kubeconfig, "RUNTIME_NAMESPACE": "flux-system"}
@@ -246,9 +264,14 @@ class Cluster:
             f"{self.bin}/source-controller", *common, *ports(),
             f"--storage-path={self.work}/artifacts", f"--storage-addr=127.0.0.1:{self.storage_port}",
             f"--storage-adv-addr=127.0.0.1:{self.storage_port}"], env)
+        selector = ["--watch-label-selector=!sharding.fluxcd.io/key"] if shards >= 2 else []
         self.spawn("kustomize-controller", [
             f"{self.bin}/kustomize-controller", *common, *ports(), "--concurrent=8",
-            "--requeue-dependency=5s"], env)
+            "--requeue-dependency=5s", *selector], env)
+        for k in range(1, shards + 1 if shards >= 2 else 1):
+            self.spawn(f"kustomize-controller-shard{k}", [
+                f"{self.bin}/kustomize-controller", *common, *ports(), "--concurrent=8",
+                "--requeue-dependency=5s", f"--watch-label-selector=sharding.fluxcd.io/key in (shard{k})"], env)
         self.spawn("helm-controller", [
             f"{self.bin}/helm-controller", *common, *ports(), "--concurrent=4",
             "--requeue-dependency=5s"], env)

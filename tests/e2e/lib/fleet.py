@@ -91,7 +91,7 @@ class Fleet:
                 names.add(f[len("kustomization-"):-len(".yaml")])
         return names
 
-    def wait_ready(self, sha, names=None, timeout=300):
+    def wait_ready(self, sha, names=None, timeout=300, progress=None):
         """Waits until every named Kustomization is Ready at main@sha1:<sha>. Returns
         (seconds, {name: (ready, reason, message, lastAppliedRevision)}) either way."""
         want = f"main@sha1:{sha}"
@@ -110,6 +110,8 @@ class Fleet:
                 ready = next((c for c in st.get("conditions", []) if c["type"] == "Ready"), {})
                 state[n] = (ready.get("status") == "True" and st.get("lastAppliedRevision") == want,
                             ready.get("reason"), ready.get("message"), st.get("lastAppliedRevision"))
+            if progress:
+                progress(time.time() - t0, state)
             if all(s[0] for s in state.values()) or time.time() - t0 > timeout:
                 return time.time() - t0, state
             time.sleep(1)
