@@ -61,7 +61,11 @@ pub fn push(ws: &Workspace, remote_name: &str, refname: &str, force_with_lease: 
             refname,
             lease: force_with_lease.then_some(lease),
         };
-        return push_cli::push(ws, &git, &request);
+        let forced = push_cli::push(ws, &git, &request)?;
+        return Ok(Pushed {
+            remote: remote_name.to_string(),
+            forced,
+        });
     }
 
     let refused: RefCell<Option<GitError>> = RefCell::new(None);

@@ -13,7 +13,6 @@ use std::process::{Command, Stdio};
 
 use git2::Oid;
 
-use crate::git::push::Pushed;
 use crate::git::sign::ProgramOutput;
 use crate::git::{GitError, Workspace};
 
@@ -50,8 +49,9 @@ pub struct Request<'a> {
     pub lease: Option<Oid>,
 }
 
-/// Runs `git push --porcelain` and maps its outcome.
-pub fn push(ws: &Workspace, git: &Path, req: &Request<'_>) -> Result<Pushed, GitError> {
+/// Runs `git push --porcelain` and maps its outcome: whether the remote branch was replaced
+/// (a forced update, under the lease).
+pub fn push(ws: &Workspace, git: &Path, req: &Request<'_>) -> Result<bool, GitError> {
     let branch = req.refname.trim_start_matches("refs/heads/").to_string();
     let mut cmd = Command::new(git);
     cmd.arg("-C").arg(&ws.workdir).args(["push", "--porcelain"]);
@@ -81,17 +81,11 @@ pub fn push(ws: &Workspace, git: &Path, req: &Request<'_>) -> Result<Pushed, Git
     if let Some((flag, summary)) = ref_line(&stdout, req.refname) {
         return match flag {
             '!' => Err(rejected(ws, git, req, &branch, summary)),
-            _ => Ok(Pushed {
-                remote: req.remote.to_string(),
-                forced: flag == '+',
-            }),
+            _ => Ok(flag == '+'),
         };
     }
     if output.status.success() {
-        return Ok(Pushed {
-            remote: req.remote.to_string(),
-            forced: false,
-        });
+        return Ok(false);
     }
     let cause = || git2::Error::from_str(stderr.trim());
     if stderr.contains("Host key verification failed") || stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED") {
