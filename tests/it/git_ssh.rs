@@ -317,8 +317,7 @@ fn pr_pushes_through_a_host_alias_with_identity_file_and_proxy_jump_from_the_ssh
     let log = ssh.log();
     assert_eq!(log.matches("Accepted publickey").count(), 2, "{log}");
 
-    // Without the config, the alias means nothing: the push fails with git's own words, and
-    // the local branch is put back.
+    // Without the config the alias names no host: exit 2 with git's and ssh's own words.
     let r: Run = bin()
         .env("HOME", home.path())
         .env("GIT_CONFIG_NOSYSTEM", "1")
