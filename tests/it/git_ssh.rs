@@ -333,3 +333,127 @@ fn pr_pushes_through_a_host_alias_with_identity_file_and_proxy_jump_from_the_ssh
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("kaas-fleet-origin"), "{}", r.stderr);
 }
+
+#[test]
+fn over_ssh_a_non_fast_forward_is_refused_and_the_lease_is_honoured() {
+    let ssh = Ssh::start();
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::example();
+    let remote = tempfile::tempdir().unwrap();
+    git(home.path(), remote.path(), &["init", "-q", "--bare"]);
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "inputs"]);
+    let user = run_ok(Command::new("id").arg("-un")).trim().to_string();
+    let known_hosts = ssh.dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, ssh.known_hosts_line()).unwrap();
+    let ssh_command = ssh.ssh_command(
+        "ssh_config",
+        &format!(
+            "Host kaas-fleet-origin\n  HostName 127.0.0.1\n  Port {}\n  User {user}\n  IdentityFile {}\n  UserKnownHostsFile {}\n",
+            ssh.port,
+            ssh.dir.path().join("user_key").display(),
+            known_hosts.display(),
+        ),
+    );
+    git(
+        home.path(),
+        repo.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("kaas-fleet-origin:{}", remote.path().display()),
+        ],
+    );
+    let pr = |extra: &[&str]| -> Run {
+        bin()
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("KAAS_COMMIT_TIME", TIME)
+            .env("GIT_SSH_COMMAND", &ssh_command)
+            .env_remove("SSH_AUTH_SOCK")
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["pr", "acme", "--push", "origin"])
+            .args(extra)
+            .output()
+            .expect("the binary runs")
+            .into()
+    };
+    let remote_tip = || git(home.path(), remote.path(), &["rev-parse", "kaas/acme"]);
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write(
+        "tenants/acme.yaml",
+        &spec.replace("replicas: 2", "replicas: 3 # scaled"),
+    );
+    let r = pr(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // A colleague pushes a commit on the same branch (straight to the bare repository).
+    let other = tempfile::tempdir().unwrap();
+    let clone = other.path().join("clone");
+    git(
+        home.path(),
+        other.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "kaas/acme",
+            &remote.path().to_string_lossy(),
+            "clone",
+        ],
+    );
+    std::fs::write(clone.join("REVIEW.md"), "looks good\n").unwrap();
+    git(home.path(), &clone, &["add", "REVIEW.md"]);
+    git(home.path(), &clone, &["commit", "-q", "-m", "review"]);
+    git(home.path(), &clone, &["push", "-q"]);
+    let theirs = remote_tip();
+
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write("tenants/acme.yaml", &spec.replace("cpus: 2", "cpus: 4"));
+    let local = git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]);
+    let r = pr(&[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "error: `kaas/acme` on `origin` has commits that are not on the local `kaas/acme` (non-fast-forward)"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]),
+        local,
+        "put back"
+    );
+    assert_eq!(remote_tip(), theirs);
+
+    // The lease is the remote-tracking branch: not the colleague's commit, until a fetch.
+    let r = pr(&["--force-with-lease"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "error: `kaas/acme` on `origin` is at {}, but the last known value is",
+            &theirs[..7]
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(remote_tip(), theirs);
+
+    let fetch = Command::new("git")
+        .current_dir(repo.path())
+        .env("HOME", home.path())
+        .env("GIT_SSH_COMMAND", &ssh_command)
+        .env_remove("SSH_AUTH_SOCK")
+        .args(["fetch", "-q", "origin"])
+        .output()
+        .unwrap();
+    assert!(fetch.status.success(), "{fetch:?}");
+    let r = pr(&["--force-with-lease"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("force-pushed"), "{}", r.stderr);
+    assert_eq!(remote_tip(), git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]));
+}
