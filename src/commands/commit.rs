@@ -41,6 +41,8 @@ impl Committer {
         let ws = Workspace::open(repo)?;
         git::commit::preflight(&ws)?;
         let sig = git::signature(&ws.repo, platform.author.as_ref(), commit_time()?)?;
+        // A signing configuration that cannot sign stops the run before a file is written.
+        git::sign::Signer::from_config(&ws.repo, &sig)?;
         Ok(Committer { ws, sig })
     }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use git2::{ErrorCode, Index, IndexEntry, IndexTime, Oid, Repository, RepositoryState, Signature, Tree};
 
+use crate::git::sign::{Signer, create_commit};
 use crate::git::{GitError, Workspace};
 
 /// A regular, non-executable file.
@@ -88,9 +89,8 @@ pub fn commit_paths(
     }
     let tree = repo.find_tree(tree_id).map_err(GitError::git("read the new tree"))?;
     let parents: Vec<_> = parent.iter().collect();
-    let id = repo
-        .commit(None, sig, sig, message, &tree, &parents)
-        .map_err(GitError::git("create the commit"))?;
+    let signer = Signer::from_config(repo, sig)?;
+    let id = create_commit(repo, signer.as_ref(), sig, message, &tree, &parents)?;
     let subject = message.lines().next().unwrap_or_default();
     let reflog = format!("commit: {subject}");
     let old = parent.as_ref().map(git2::Commit::id);

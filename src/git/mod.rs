@@ -7,6 +7,8 @@ pub mod commit;
 pub mod head;
 pub mod pr;
 pub mod push;
+pub mod push_cli;
+pub mod sign;
 
 use std::path::{Path, PathBuf};
 
@@ -136,6 +138,34 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    /// Commit signing is configured (`commit.gpgsign`) in a way that cannot sign.
+    #[error("cannot sign commits: {problem}")]
+    SigningConfig {
+        /// What is wrong.
+        problem: String,
+    },
+    /// The signing program failed; nothing was committed.
+    #[error("signing the commit with `{program}` ({format}, key `{key}`) failed")]
+    Sign {
+        /// `openpgp`, `x509` or `ssh`.
+        format: &'static str,
+        /// The program.
+        program: String,
+        /// The key it was asked to use.
+        key: String,
+        /// What the program said.
+        #[source]
+        source: sign::ProgramOutput,
+    },
+    /// `git push` failed for a reason not recognised above.
+    #[error("`git push` to `{remote}` failed")]
+    PushCommand {
+        /// The remote.
+        remote: String,
+        /// What git printed.
+        #[source]
+        source: sign::ProgramOutput,
+    },
     /// Any other libgit2 failure.
     #[error("failed to {action}")]
     Git {
@@ -182,9 +212,13 @@ impl GitError {
                     .into()
             }
             GitError::Auth { .. } => {
-                "for SSH, add a key to ssh-agent (`ssh-add`); for HTTPS, configure `git config credential.helper`"
+                "for SSH, add a key to ssh-agent (`ssh-add`) or name it with `IdentityFile` in ~/.ssh/config; for HTTPS, configure `git config credential.helper`"
                     .into()
             }
+            GitError::SigningConfig { .. } | GitError::Sign { .. } => {
+                "check `git config --show-origin --get-regexp '^(commit.gpgsign|gpg\\.|user.signingkey)'`; `git commit -S` fails the same way until it is fixed, or turn signing off with `git config commit.gpgsign false`".into()
+            }
+            GitError::PushCommand { remote, .. } => format!("try `git push {remote}` yourself to see what it needs"),
             GitError::Git { .. } => return None,
         })
     }

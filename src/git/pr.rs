@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use git2::{Delta, ErrorCode, ObjectType, Oid, Repository, Signature, TreeWalkMode, TreeWalkResult};
 
 use crate::git::commit::{move_ref, tree_with};
+use crate::git::sign::{Signer, create_commit};
 use crate::git::{Change, GitError, Workspace};
 use crate::spec::load::MAX_FILE_BYTES;
 
@@ -227,9 +228,8 @@ pub fn update_branch(
         Some(_) => (BranchUpdate::Rebuilt, base_commit, desired),
     };
     let tree = repo.find_tree(tree).map_err(GitError::git("read the new tree"))?;
-    let id = repo
-        .commit(None, sig, sig, message, &tree, &[&parent])
-        .map_err(GitError::git("create the commit"))?;
+    let signer = Signer::from_config(repo, sig)?;
+    let id = create_commit(repo, signer.as_ref(), sig, message, &tree, &[&parent])?;
     let subject = message.lines().next().unwrap_or_default();
     move_ref(repo, refname, tip, id, &format!("kaas-gitops pr: {subject}"))?;
     Ok(Updated { how, old: tip, new: id })

@@ -1,5 +1,7 @@
-//! `pr --push`: push one branch to a named remote, over a path, SSH (keys from ssh-agent) or
-//! HTTPS (git's credential helper), as the user's git would.
+//! `pr --push`: push one branch to a named remote, over a path, SSH or HTTPS (git's credential
+//! helper), as the user's git would. SSH remotes are pushed by the `git` binary when there is one
+//! (`push_cli.rs`: OpenSSH honours ~/.ssh/config); libgit2 does the rest, and SSH without `git`
+//! (keys from ssh-agent only).
 //!
 //! A non-fast-forward update is refused before anything is sent, unless `--force-with-lease`
 //! is given and the remote branch is still where this repository last saw it (its
@@ -11,7 +13,7 @@ use std::cell::{Cell, RefCell};
 
 use git2::{Cred, CredentialType, Direction, ErrorCode, Oid, ProxyOptions, PushOptions, RemoteCallbacks};
 
-use crate::git::{GitError, Workspace, short};
+use crate::git::{GitError, Workspace, push_cli, short};
 
 /// A push that went through.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +50,23 @@ pub fn push(ws: &Workspace, remote_name: &str, refname: &str, force_with_lease: 
         .find_map(|s| s.transform(refname).ok())
         .and_then(|tracking| tracking.as_str().ok().and_then(|t| repo.refname_to_id(t).ok()))
         .unwrap_or(Oid::ZERO_SHA1);
+    // SSH goes through `git push`, so OpenSSH applies the user's ~/.ssh/config and keys
+    // (push_cli.rs); without a `git` binary, libgit2 with ssh-agent keys is all there is.
+    if push_cli::is_ssh(&url)
+        && let Some(git) = push_cli::git_binary()
+    {
+        let request = push_cli::Request {
+            remote: remote_name,
+            url: &url,
+            refname,
+            lease: force_with_lease.then_some(lease),
+        };
+        let forced = push_cli::push(ws, &git, &request)?;
+        return Ok(Pushed {
+            remote: remote_name.to_string(),
+            forced,
+        });
+    }
 
     let refused: RefCell<Option<GitError>> = RefCell::new(None);
     let forced = Cell::new(false);

@@ -7,6 +7,7 @@
 //! every selected tag, so a moved tag shows up as a change to review.
 
 pub mod auth;
+pub(crate) mod http;
 pub mod policy;
 pub mod reference;
 pub mod registry;

@@ -9,22 +9,30 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
 use std::time::Duration;
 
-use oci_client::Reference;
+use std::time::SystemTime;
+
 use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::errors::{OciDistributionError, OciEnvelope, OciErrorCode};
 use oci_client::manifest::{
     IMAGE_MANIFEST_LIST_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE,
 };
 use oci_client::secrets::RegistryAuth;
+use oci_client::{Reference, RegistryOperation};
+use reqwest::StatusCode;
 
 use crate::pin::auth::{AuthError, DockerConfig};
+use crate::pin::http::{Answer, Credential, Http, retry_after};
 use crate::pin::reference::{Digest, ImageRef, api_host};
 
 /// Attempts per request for faults that may pass.
 const ATTEMPTS: u32 = 3;
+/// Attempts per request while the registry answers 429 or 503 with `Retry-After`; each wait
+/// must also end within `--timeout` of the first attempt.
+const RATE_LIMITED_ATTEMPTS: u32 = 5;
+/// How kaas-gitops introduces itself to registries.
+const USER_AGENT: &str = concat!("kaas-gitops/", env!("CARGO_PKG_VERSION"));
 /// The first pause between attempts; it doubles after each.
 const BACKOFF: Duration = Duration::from_millis(250);
 /// Tags asked for per page of a tag list.
@@ -76,8 +84,16 @@ pub enum ErrorKind {
     },
     /// 404: the tag or repository does not exist.
     NotFound,
-    /// 429.
-    RateLimited,
+    /// 429 (or 503 with `Retry-After`) after the allowed retries, or asking to wait longer
+    /// than `--timeout` allows.
+    RateLimited {
+        /// The HTTP status.
+        status: u16,
+        /// The wait `Retry-After` asked for, in seconds, when it was too long.
+        asked: Option<u64>,
+        /// `--timeout`, in seconds.
+        timeout: u64,
+    },
     /// 5xx or another unexpected status.
     Server {
         /// The HTTP status.
@@ -179,7 +195,13 @@ impl RegistryError {
                 Some(field) => format!("check `{field}` in `kaas.yaml`: the repository and tag must exist in `{r}`"),
                 None => "check the repository and tag in `kaas.yaml`".to_string(),
             },
-            ErrorKind::RateLimited => format!("wait and retry, or log in with `docker login {r}` for a higher limit"),
+            ErrorKind::RateLimited { asked: Some(asked), .. } => format!(
+                "run `kaas-gitops pin` again in {asked} s, or allow the wait with `--timeout {}`; `docker login {r}` may give a higher limit",
+                asked + 5
+            ),
+            ErrorKind::RateLimited { asked: None, .. } => {
+                format!("wait and retry, or log in with `docker login {r}` for a higher limit")
+            }
             ErrorKind::Server { .. } => "the registry failed; retry later".to_string(),
             ErrorKind::DigestMismatch { .. } => "do not trust this answer: a proxy or mirror may be altering content; retry later or pull through another registry".to_string(),
             ErrorKind::Invalid { .. } => format!("`{r}` does not answer like an OCI registry; check the repository in `kaas.yaml`"),
@@ -204,7 +226,22 @@ impl fmt::Display for RegistryError {
                 write!(f, "registry `{r}` denied access to `{what}` (HTTP {status})")
             }
             ErrorKind::NotFound => write!(f, "`{what}` does not exist in registry `{r}`"),
-            ErrorKind::RateLimited => write!(f, "registry `{r}` is rate-limiting requests for `{what}` (HTTP 429)"),
+            ErrorKind::RateLimited {
+                status,
+                asked: Some(asked),
+                timeout,
+            } => write!(
+                f,
+                "registry `{r}` answered HTTP {status} to {action} `{what}` and asks to retry in {asked} s (`Retry-After`), later than the {timeout} s `--timeout` allows"
+            ),
+            ErrorKind::RateLimited {
+                status, asked: None, ..
+            } => {
+                write!(
+                    f,
+                    "registry `{r}` is rate-limiting requests for `{what}` (HTTP {status})"
+                )
+            }
             ErrorKind::Server { status } => write!(f, "registry `{r}` failed with HTTP {status} to {action} `{what}`"),
             ErrorKind::DigestMismatch { stated, actual } => write!(
                 f,
@@ -244,38 +281,49 @@ pub struct Options {
 /// A registry client over the OCI distribution API.
 pub struct OciRegistry {
     client: oci_client::Client,
+    http: Http,
     runtime: tokio::runtime::Runtime,
     options: Options,
     /// Credentials per registry, read once.
     auth: BTreeMap<String, RegistryAuth>,
+    /// What each repository (`host/path`) accepted last: a token, basic auth, or nothing.
+    granted: BTreeMap<String, Credential>,
 }
 
 /// One failed attempt, before it is classified.
 enum Attempt {
     Oci(OciDistributionError),
     Deadline,
+    /// 429 or 503 whose `Retry-After` ends after the request's time is up.
+    WaitTooLong {
+        status: u16,
+        asked: Duration,
+    },
 }
 
 impl OciRegistry {
     /// A client; fails only when the async runtime or the HTTP client cannot be created.
     pub fn new(options: Options) -> std::io::Result<OciRegistry> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let insecure = options.insecure.iter().map(|r| api_host(r).to_string()).collect();
+        let insecure: Vec<String> = options.insecure.iter().map(|r| api_host(r).to_string()).collect();
         let config = ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(insecure),
+            protocol: ClientProtocol::HttpsExcept(insecure.clone()),
             connect_timeout: Some(options.timeout),
             read_timeout: Some(options.timeout),
             // Never pick a platform out of an index: `pin` records the index itself.
             platform_resolver: None,
-            user_agent: concat!("kaas-gitops/", env!("CARGO_PKG_VERSION")),
+            user_agent: USER_AGENT,
             ..ClientConfig::default()
         };
         let client = oci_client::Client::try_from(config).map_err(std::io::Error::other)?;
+        let http = Http::new(options.timeout, insecure, USER_AGENT).map_err(std::io::Error::other)?;
         Ok(OciRegistry {
             client,
+            http,
             runtime,
             options,
             auth: BTreeMap::new(),
+            granted: BTreeMap::new(),
         })
     }
 
@@ -299,27 +347,89 @@ impl OciRegistry {
         Ok(auth)
     }
 
-    /// Runs `op` with a deadline per attempt and retries what may pass.
-    fn retrying<T, F, Fut>(&self, mut op: F) -> Result<T, Attempt>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = oci_client::errors::Result<T>>,
-    {
+    /// GETs `rest` under the image's repository: with what the repository accepted before (or
+    /// nothing), and after a 401 once more with what the registry's challenge asks for (a token
+    /// from its token service, or basic auth), as oci-client's own requests would.
+    fn get(&mut self, image: &ImageRef, rest: &str, accept: &str, auth: &RegistryAuth) -> Result<Answer, Attempt> {
+        let key = format!("{}/{}", image.api_host(), image.api_path());
+        let url = self.http.url(image.api_host(), image.api_path(), rest);
+        let known = self.granted.get(&key).cloned().unwrap_or(Credential::None);
+        match self.retrying(&url, accept, &known) {
+            Err(Attempt::Oci(OciDistributionError::UnauthorizedError { url })) => {
+                let fresh = self.challenge(image, auth)?;
+                if fresh == known {
+                    return Err(Attempt::Oci(OciDistributionError::UnauthorizedError { url }));
+                }
+                self.granted.insert(key, fresh.clone());
+                self.retrying(&url, accept, &fresh)
+            }
+            other => other,
+        }
+    }
+
+    /// What the registry's `WWW-Authenticate` challenge asks for, through oci-client.
+    fn challenge(&self, image: &ImageRef, auth: &RegistryAuth) -> Result<Credential, Attempt> {
+        let oci = Reference::with_tag(
+            image.api_host().to_string(),
+            image.api_path().to_string(),
+            "latest".into(),
+        );
+        let token = self.runtime.block_on(async {
+            tokio::time::timeout(
+                self.options.timeout,
+                self.client.auth(&oci, auth, RegistryOperation::Pull),
+            )
+            .await
+        });
+        Ok(match (token, auth) {
+            (Err(_), _) => return Err(Attempt::Deadline),
+            (Ok(Err(e)), _) => return Err(Attempt::Oci(e)),
+            (Ok(Ok(Some(token))), _) => Credential::Bearer(token),
+            (Ok(Ok(None)), RegistryAuth::Basic(user, password)) => Credential::Basic(user.clone(), password.clone()),
+            (Ok(Ok(None)), _) => Credential::None,
+        })
+    }
+
+    /// GETs `url` with a deadline per attempt. Retries what may pass (at most [`ATTEMPTS`],
+    /// with a doubling backoff); a 429 or 503 with `Retry-After` waits as long as it asks, when
+    /// that ends within `--timeout` of the first attempt, at most [`RATE_LIMITED_ATTEMPTS`].
+    fn retrying(&self, url: &str, accept: &str, credential: &Credential) -> Result<Answer, Attempt> {
         let timeout = self.options.timeout;
         self.runtime.block_on(async {
+            let started = tokio::time::Instant::now();
             let mut pause = BACKOFF;
             let mut attempt = 1;
             loop {
-                let result = match tokio::time::timeout(timeout, op()).await {
-                    Ok(Ok(v)) => return Ok(v),
-                    Ok(Err(e)) => Attempt::Oci(e),
-                    Err(_) => Attempt::Deadline,
+                let (failure, asked) = match tokio::time::timeout(timeout, self.http.get(url, accept, credential)).await
+                {
+                    Ok(Ok(answer)) if answer.status == StatusCode::OK => return Ok(answer),
+                    Ok(Ok(answer)) => {
+                        let asked = matches!(answer.status.as_u16(), 429 | 503)
+                            .then(|| retry_after(&answer.headers, SystemTime::now()))
+                            .flatten();
+                        let status = answer.status.as_u16();
+                        (Attempt::Oci(registry_response(answer, url)), asked.map(|a| (status, a)))
+                    }
+                    Ok(Err(e)) => (Attempt::Oci(OciDistributionError::RequestError(e)), None),
+                    Err(_) => (Attempt::Deadline, None),
                 };
-                if attempt >= ATTEMPTS || !transient(&result) {
-                    return Err(result);
-                }
-                tokio::time::sleep(pause).await;
-                pause *= 2;
+                let wait = match asked {
+                    Some((status, asked)) => {
+                        if started.elapsed() + asked > timeout {
+                            return Err(Attempt::WaitTooLong { status, asked });
+                        }
+                        if attempt >= RATE_LIMITED_ATTEMPTS {
+                            return Err(failure);
+                        }
+                        asked
+                    }
+                    None if attempt >= ATTEMPTS || !transient(&failure) => return Err(failure),
+                    None => {
+                        pause *= 2;
+                        pause / 2
+                    }
+                };
+                tokio::time::sleep(wait).await;
                 attempt += 1;
             }
         })
@@ -333,7 +443,19 @@ impl OciRegistry {
                     seconds: self.options.timeout.as_secs(),
                 });
             }
+            Attempt::WaitTooLong { status, asked } => {
+                return err(ErrorKind::RateLimited {
+                    status,
+                    asked: Some(asked.as_secs()),
+                    timeout: self.options.timeout.as_secs(),
+                });
+            }
             Attempt::Oci(e) => e,
+        };
+        let rate_limited = |status| ErrorKind::RateLimited {
+            status,
+            asked: None,
+            timeout: self.options.timeout.as_secs(),
         };
         let kind = match &e {
             OciDistributionError::RequestError(r) if r.is_timeout() => ErrorKind::Timeout {
@@ -349,7 +471,7 @@ impl OciRegistry {
                 }
                 Some(OciErrorCode::Unauthorized) => ErrorKind::Denied { status: 401 },
                 Some(OciErrorCode::Denied) => ErrorKind::Denied { status: 403 },
-                Some(OciErrorCode::Toomanyrequests) => ErrorKind::RateLimited,
+                Some(OciErrorCode::Toomanyrequests) => rate_limited(429),
                 _ => ErrorKind::Invalid {
                     detail: "an error the OCI distribution API does not define here".into(),
                 },
@@ -357,35 +479,65 @@ impl OciRegistry {
             OciDistributionError::ServerError { code, .. } => match code {
                 404 => ErrorKind::NotFound,
                 401 | 403 => ErrorKind::Denied { status: *code },
-                429 => ErrorKind::RateLimited,
+                429 => rate_limited(429),
                 c => ErrorKind::Server { status: *c },
-            },
-            OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError {
-                expected,
-                actual,
-            }) => ErrorKind::DigestMismatch {
-                stated: expected.clone(),
-                actual: Digest::parse(actual).unwrap_or_else(|_| Digest::of(actual.as_bytes())),
             },
             _ => ErrorKind::Invalid {
                 detail: "not a valid distribution API response".into(),
             },
         };
-        // A mismatch names both digests in its message; the source would only repeat them.
-        let keep_source = !matches!(kind, ErrorKind::DigestMismatch { .. });
-        let out = err(kind);
-        if keep_source { out.with_source(e) } else { out }
+        err(kind).with_source(e)
     }
 }
 
-/// Faults worth another attempt: the network, the deadline, a server error.
+/// The error oci-client makes of a registry answer other than 200 (`validate_registry_response`
+/// in oci-client's `client.rs`), so both paths read the same.
+fn registry_response(answer: Answer, url: &str) -> OciDistributionError {
+    let status = answer.status;
+    if status == StatusCode::UNAUTHORIZED {
+        return OciDistributionError::UnauthorizedError { url: url.to_string() };
+    }
+    if status.is_success() {
+        return OciDistributionError::SpecViolationError(format!(
+            "Expected HTTP Status {}, got {status} instead",
+            StatusCode::OK
+        ));
+    }
+    if status.is_client_error()
+        && let Ok(envelope) = serde_json::from_slice::<OciEnvelope>(&answer.body)
+    {
+        return OciDistributionError::RegistryError {
+            envelope,
+            url: url.to_string(),
+        };
+    }
+    OciDistributionError::ServerError {
+        code: status.as_u16(),
+        url: url.to_string(),
+        message: String::from_utf8_lossy(&answer.body).to_string(),
+    }
+}
+
+/// Faults worth another attempt: the network, the deadline, a server error, a 429 that did not
+/// say how long to wait.
 fn transient(attempt: &Attempt) -> bool {
     match attempt {
         Attempt::Deadline => true,
         Attempt::Oci(OciDistributionError::RequestError(_)) => true,
-        Attempt::Oci(OciDistributionError::ServerError { code, .. }) => *code >= 500,
-        Attempt::Oci(_) => false,
+        Attempt::Oci(OciDistributionError::ServerError { code, .. }) => *code >= 500 || *code == 429,
+        Attempt::Oci(OciDistributionError::RegistryError { envelope, .. }) => envelope
+            .errors
+            .first()
+            .is_some_and(|e| e.code == OciErrorCode::Toomanyrequests),
+        Attempt::Oci(_) | Attempt::WaitTooLong { .. } => false,
     }
+}
+
+/// A page of `GET /v2/<name>/tags/list` (distribution spec, "Listing Tags").
+#[derive(serde::Deserialize)]
+struct TagPage {
+    #[serde(default)]
+    tags: Option<Vec<String>>,
 }
 
 impl Registry for OciRegistry {
@@ -393,19 +545,19 @@ impl Registry for OciRegistry {
         const ACTION: &str = "resolve";
         let reference = image.with_tag(tag);
         let auth = self.credentials(image, &reference, ACTION)?;
-        let oci = Reference::with_tag(
-            image.api_host().to_string(),
-            image.api_path().to_string(),
-            tag.to_string(),
-        );
-        // `pull_manifest_raw` hands back the exact bytes received, and the digest the registry
-        // states in `Docker-Content-Digest` (already checked against the bytes by oci-client, or
-        // computed from them when the header is absent). The check below is ours: the lock must
-        // never hold a digest that the bytes do not hash to, whatever the crate does.
-        let (bytes, stated) = self
-            .retrying(|| self.client.pull_manifest_raw(&oci, &auth, ACCEPTED))
+        // The exact bytes received, and the digest the registry states in
+        // `Docker-Content-Digest`: the lock must never hold a digest that the bytes do not hash
+        // to, so the check below is ours.
+        let answer = self
+            .get(image, &format!("manifests/{tag}"), &ACCEPTED.join(", "), &auth)
             .map_err(|f| self.classify(image, reference.clone(), ACTION, f))?;
-        let actual = Digest::of(&bytes);
+        let actual = Digest::of(&answer.body);
+        let stated = answer
+            .headers
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         if stated.starts_with("sha256:") && stated != actual.as_str() {
             return Err(RegistryError::new(
                 image,
@@ -414,7 +566,7 @@ impl Registry for OciRegistry {
                 ErrorKind::DigestMismatch { stated, actual },
             ));
         }
-        let index = manifest_kind(&bytes)
+        let index = manifest_kind(&answer.body)
             .map_err(|detail| RegistryError::new(image, reference.clone(), ACTION, ErrorKind::Invalid { detail }))?;
         Ok(Resolved { digest: actual, index })
     }
@@ -423,21 +575,28 @@ impl Registry for OciRegistry {
         const ACTION: &str = "list the tags of";
         let reference = image.name().to_string();
         let auth = self.credentials(image, &reference, ACTION)?;
-        let oci = Reference::with_tag(
-            image.api_host().to_string(),
-            image.api_path().to_string(),
-            "latest".into(),
-        );
         let mut all: Vec<String> = Vec::new();
-        // oci-client returns one page and drops the `Link` header, so page with `last`
-        // ourselves; stop on an empty page or one that brings nothing new.
+        // Page with `last` ourselves; stop on an empty page or one that brings nothing new.
         for _ in 0..MAX_TAG_PAGES {
-            let last = all.last().cloned();
-            let page = self
-                .retrying(|| self.client.list_tags(&oci, &auth, Some(TAG_PAGE), last.as_deref()))
+            let rest = match all.last() {
+                Some(last) => format!("tags/list?n={TAG_PAGE}&last={last}"),
+                None => format!("tags/list?n={TAG_PAGE}"),
+            };
+            let answer = self
+                .get(image, &rest, "application/json", &auth)
                 .map_err(|f| self.classify(image, reference.clone(), ACTION, f))?;
+            let page: TagPage = serde_json::from_slice(&answer.body).map_err(|e| {
+                RegistryError::new(
+                    image,
+                    reference.clone(),
+                    ACTION,
+                    ErrorKind::Invalid {
+                        detail: format!("the tag list is not JSON of the distribution API: {e}"),
+                    },
+                )
+            })?;
             let before = all.len();
-            for t in page.tags {
+            for t in page.tags.unwrap_or_default() {
                 if !all.contains(&t) {
                     all.push(t);
                 }

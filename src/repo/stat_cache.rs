@@ -103,7 +103,9 @@ impl Sig {
             mtime_ns: Self::nanos(st.st_mtime, i64::try_from(st.st_mtime_nsec).unwrap_or(0)),
             ctime_ns: Self::nanos(st.st_ctime, i64::try_from(st.st_ctime_nsec).unwrap_or(0)),
             ino: st.st_ino,
-            mode: st.st_mode,
+            // `mode_t` is u16 on macOS, u32 on Linux.
+            #[allow(clippy::useless_conversion)]
+            mode: u32::from(st.st_mode),
         }
     }
 
@@ -227,7 +229,17 @@ fn open_dir(repo: &Path, dir: &str) -> std::io::Result<Option<rustix::fd::OwnedF
     use rustix::fs::{Mode as Perm, OFlags};
     // The root is the user's path and may go through symlinks; every folder below it is
     // opened without following one (its own entry in its parent records what it is).
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    // `O_PATH` (Linux) opens a folder without read permission and reads nothing; elsewhere,
+    // and with `KAAS_PORTABLE_FS=1`, it is opened read-only (`repo::portable`).
+    #[cfg(target_os = "linux")]
+    let access = if crate::repo::portable::enabled() {
+        OFlags::RDONLY
+    } else {
+        OFlags::PATH
+    };
+    #[cfg(not(target_os = "linux"))]
+    let access = OFlags::RDONLY;
+    let flags = access | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let flags = if dir.is_empty() {
         flags
     } else {
@@ -501,7 +513,13 @@ fn remove_stale_temps(dir: &Path) {
         else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        // `kill(pid, 0)`: no such process (`ESRCH`) means the run is gone; portable, where
+        // `/proc/<pid>` is Linux only.
+        let gone = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|p| rustix::process::test_kill_process(p) == Err(rustix::io::Errno::SRCH));
+        if gone {
             let _ = std::fs::remove_file(e.path());
         }
     }

@@ -295,7 +295,8 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
     }
     // 2. One syncfs makes all of them durable before any rename exposes them.
     if !targets.is_empty() {
-        sync_filesystem(repo)?;
+        let temps: Vec<PathBuf> = targets.iter().map(|t| temp_of(t)).collect();
+        sync_files(repo, &temps)?;
     }
     // 3. Renames: each file switches atomically from old to new content. Kustomizations and
     //    Flux entries go last, after a second sync: an overlay's `kustomization.yaml` records
@@ -306,7 +307,7 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
         .par_iter()
         .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
     if !first.is_empty() && !last.is_empty() {
-        sync_filesystem(repo)?;
+        sync_folders(repo, first.iter().map(|p| p.as_path()))?;
     }
     last.par_iter()
         .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
@@ -326,7 +327,8 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
     //    commits every folder's changes at once, where an fsync per folder costs one journal
     //    commit each (a thousand folders for a fleet's first render).
     if !targets.is_empty() || !plan.deleted.is_empty() {
-        sync_filesystem(repo)?;
+        let deleted: Vec<PathBuf> = plan.deleted.iter().map(|(rel, _)| repo.join(rel)).collect();
+        sync_folders(repo, targets.iter().chain(&deleted).map(PathBuf::as_path))?;
     }
     Ok(())
 }
@@ -337,7 +339,50 @@ fn is_entry_point(repo: &Path, target: &Path) -> bool {
 }
 
 /// One `syncfs` for the whole batch of temp files instead of one fsync per file.
+#[cfg(target_os = "linux")]
 fn sync_filesystem(repo: &Path) -> Result<()> {
     let dir = fs_err::File::open(repo)?;
     rustix::fs::syncfs(&dir).with_context(|| format!("failed to sync the file system of `{}`", repo.display()))
+}
+
+/// Makes `files` durable: one `syncfs` on Linux, else (`repo::portable`) an fsync per file.
+fn sync_files(repo: &Path, files: &[PathBuf]) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    if !crate::repo::portable::enabled() {
+        return sync_filesystem(repo);
+    }
+    let _ = repo;
+    files.par_iter().try_for_each(|f| {
+        fs_err::File::open(f)
+            .and_then(|file| file.sync_all())
+            .map_err(anyhow::Error::from)
+    })
+}
+
+/// Makes the renames and deletions of `paths` durable: one `syncfs` on Linux, else an fsync of
+/// every folder from each path's parent up to `repo` (a new folder is an entry in its parent).
+fn sync_folders<'a>(repo: &Path, paths: impl Iterator<Item = &'a Path>) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    if !crate::repo::portable::enabled() {
+        return sync_filesystem(repo);
+    }
+    let mut folders: BTreeSet<&Path> = BTreeSet::new();
+    for path in paths {
+        for dir in path.ancestors().skip(1) {
+            if !dir.starts_with(repo) || !folders.insert(dir) || dir == repo {
+                break;
+            }
+        }
+    }
+    for dir in folders {
+        match std::fs::File::open(dir) {
+            // A folder the deletions removed: its parent's fsync records that.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(anyhow::Error::from(e).context(format!("failed to open `{}`", dir.display()))),
+            Ok(f) => f
+                .sync_all()
+                .with_context(|| format!("failed to sync the folder `{}`", dir.display()))?,
+        }
+    }
+    Ok(())
 }

@@ -120,6 +120,24 @@ impl Ssh {
     fn known_hosts_line(&self) -> String {
         format!("[127.0.0.1]:{} ssh-ed25519 {}\n", self.port, self.host_key_body())
     }
+    /// An ssh config file with `body`, and the `GIT_SSH_COMMAND` that makes `git push` read it.
+    ///
+    /// kaas-gitops pushes to SSH remotes through `git push`, so OpenSSH makes the connection and
+    /// reads the user's `~/.ssh/config`. OpenSSH finds `~` in the passwd database, not in
+    /// `$HOME`, so a test cannot give it a config (or a `known_hosts`) in a temp home without
+    /// touching the real user's `~/.ssh`; `ssh -F FILE` reads FILE instead of `~/.ssh/config`,
+    /// with the same syntax and effect, and git runs it for every SSH connection when it is in
+    /// `GIT_SSH_COMMAND` (as `core.sshCommand` would). `BatchMode` keeps ssh from asking
+    /// anything on the terminal of whoever runs the tests.
+    fn ssh_command(&self, name: &str, body: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!("{body}\nHost *\n  BatchMode yes\n  StrictHostKeyChecking yes\n"),
+        )
+        .unwrap();
+        format!("ssh -F {}", path.display())
+    }
 }
 
 impl Drop for Ssh {
@@ -166,9 +184,19 @@ fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
         &spec.replace("replicas: 2", "replicas: 3 # scaled"),
     );
 
+    // No key file: only ssh-agent's keys, as in the libgit2 days of this test.
+    let ssh_command = ssh.ssh_command(
+        "ssh_config",
+        &format!(
+            "UserKnownHostsFile {}\nIdentityFile {}",
+            home.path().join(".ssh/known_hosts").display(),
+            home.path().join(".ssh/no_key_file").display()
+        ),
+    );
     let pr = |agent: &Path| -> Run {
         bin()
             .env("HOME", home.path())
+            .env("GIT_SSH_COMMAND", &ssh_command)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("KAAS_COMMIT_TIME", TIME)
             .env("SSH_AUTH_SOCK", agent)
@@ -227,4 +255,205 @@ fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
     let ours = git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]);
     assert_eq!(theirs, ours);
     assert!(ssh.log().contains("Accepted publickey"), "{}", ssh.log());
+}
+
+#[test]
+fn pr_pushes_through_a_host_alias_with_identity_file_and_proxy_jump_from_the_ssh_config() {
+    let ssh = Ssh::start();
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::example();
+    let remote = tempfile::tempdir().unwrap();
+    git(home.path(), remote.path(), &["init", "-q", "--bare"]);
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "inputs"]);
+    // The remote is named by a `Host` alias only ssh's config resolves; the key is a file the
+    // config names (the agent is empty and not even offered), and the connection goes through
+    // a jump host (the same sshd, reached first under another alias).
+    let user = run_ok(Command::new("id").arg("-un")).trim().to_string();
+    let known_hosts = ssh.dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, ssh.known_hosts_line()).unwrap();
+    let ssh_command = ssh.ssh_command(
+        "ssh_config",
+        &format!(
+            "Host kaas-jump\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n\
+             Host kaas-fleet-origin\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  ProxyJump kaas-jump\n\
+             Host kaas-*\n  IdentityFile {key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n",
+            port = ssh.port,
+            key = ssh.dir.path().join("user_key").display(),
+            kh = known_hosts.display(),
+        ),
+    );
+    let url = format!("kaas-fleet-origin:{}", remote.path().display());
+    git(home.path(), repo.path(), &["remote", "add", "origin", &url]);
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write(
+        "tenants/acme.yaml",
+        &spec.replace("replicas: 2", "replicas: 3 # scaled"),
+    );
+
+    let r: Run = bin()
+        .env("HOME", home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("KAAS_COMMIT_TIME", TIME)
+        .env("GIT_SSH_COMMAND", &ssh_command)
+        .env_remove("SSH_AUTH_SOCK")
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["pr", "acme", "--push", "origin"])
+        .output()
+        .expect("the binary runs")
+        .into();
+    assert_eq!(r.code, 0, "{}\nsshd log:\n{}", r.stderr, ssh.log());
+    assert!(r.stderr.contains("pushed `kaas/acme` to `origin`"), "{}", r.stderr);
+    let theirs = run_ok(
+        Command::new("git")
+            .current_dir(remote.path())
+            .args(["rev-parse", "kaas/acme"]),
+    );
+    let ours = git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]);
+    assert_eq!(theirs, ours);
+    // Two logins with the key file: the jump host's, then the remote's through its tunnel.
+    let log = ssh.log();
+    assert_eq!(log.matches("Accepted publickey").count(), 2, "{log}");
+
+    // Without the config the alias names no host: exit 2 with git's and ssh's own words.
+    let r: Run = bin()
+        .env("HOME", home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("KAAS_COMMIT_TIME", TIME)
+        .env("GIT_SSH_COMMAND", ssh.ssh_command("empty_config", ""))
+        .env_remove("SSH_AUTH_SOCK")
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["pr", "acme", "--push", "origin", "--base", "main"])
+        .output()
+        .expect("the binary runs")
+        .into();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("kaas-fleet-origin"), "{}", r.stderr);
+}
+
+#[test]
+fn over_ssh_a_non_fast_forward_is_refused_and_the_lease_is_honoured() {
+    let ssh = Ssh::start();
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::example();
+    let remote = tempfile::tempdir().unwrap();
+    git(home.path(), remote.path(), &["init", "-q", "--bare"]);
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "inputs"]);
+    let user = run_ok(Command::new("id").arg("-un")).trim().to_string();
+    let known_hosts = ssh.dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, ssh.known_hosts_line()).unwrap();
+    let ssh_command = ssh.ssh_command(
+        "ssh_config",
+        &format!(
+            "Host kaas-fleet-origin\n  HostName 127.0.0.1\n  Port {}\n  User {user}\n  IdentityFile {}\n  UserKnownHostsFile {}\n",
+            ssh.port,
+            ssh.dir.path().join("user_key").display(),
+            known_hosts.display(),
+        ),
+    );
+    git(
+        home.path(),
+        repo.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("kaas-fleet-origin:{}", remote.path().display()),
+        ],
+    );
+    let pr = |extra: &[&str]| -> Run {
+        bin()
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("KAAS_COMMIT_TIME", TIME)
+            .env("GIT_SSH_COMMAND", &ssh_command)
+            .env_remove("SSH_AUTH_SOCK")
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["pr", "acme", "--push", "origin"])
+            .args(extra)
+            .output()
+            .expect("the binary runs")
+            .into()
+    };
+    let remote_tip = || git(home.path(), remote.path(), &["rev-parse", "kaas/acme"]);
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write(
+        "tenants/acme.yaml",
+        &spec.replace("replicas: 2", "replicas: 3 # scaled"),
+    );
+    let r = pr(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // A colleague pushes a commit on the same branch (straight to the bare repository).
+    let other = tempfile::tempdir().unwrap();
+    let clone = other.path().join("clone");
+    git(
+        home.path(),
+        other.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "kaas/acme",
+            &remote.path().to_string_lossy(),
+            "clone",
+        ],
+    );
+    std::fs::write(clone.join("REVIEW.md"), "looks good\n").unwrap();
+    git(home.path(), &clone, &["add", "REVIEW.md"]);
+    git(home.path(), &clone, &["commit", "-q", "-m", "review"]);
+    git(home.path(), &clone, &["push", "-q"]);
+    let theirs = remote_tip();
+
+    let spec = repo.read("tenants/acme.yaml");
+    repo.write("tenants/acme.yaml", &spec.replace("cpus: 2", "cpus: 4"));
+    let local = git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]);
+    let r = pr(&[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "error: `kaas/acme` on `origin` has commits that are not on the local `kaas/acme` (non-fast-forward)"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]),
+        local,
+        "put back"
+    );
+    assert_eq!(remote_tip(), theirs);
+
+    // The lease is the remote-tracking branch: not the colleague's commit, until a fetch.
+    let r = pr(&["--force-with-lease"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "error: `kaas/acme` on `origin` is at {}, but the last known value is",
+            &theirs[..7]
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(remote_tip(), theirs);
+
+    let fetch = Command::new("git")
+        .current_dir(repo.path())
+        .env("HOME", home.path())
+        .env("GIT_SSH_COMMAND", &ssh_command)
+        .env_remove("SSH_AUTH_SOCK")
+        .args(["fetch", "-q", "origin"])
+        .output()
+        .unwrap();
+    assert!(fetch.status.success(), "{fetch:?}");
+    let r = pr(&["--force-with-lease"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("force-pushed"), "{}", r.stderr);
+    assert_eq!(remote_tip(), git(home.path(), repo.path(), &["rev-parse", "kaas/acme"]));
 }

@@ -81,7 +81,7 @@ fn platform_on(host: &str, kamaji_tag: &str) -> String {
 }
 
 /// The example repository (with its `kaas.lock`, which holds VIPs) pointed at `host`.
-fn repo_on(host: &str, kamaji_tag: &str) -> Repo {
+pub(crate) fn repo_on(host: &str, kamaji_tag: &str) -> Repo {
     let repo = Repo::example();
     crate::common::copy_tree(&project_root().join("kaas.lock"), &repo.path().join("kaas.lock"));
     repo.write("kaas.yaml", &platform_on(host, kamaji_tag));
@@ -89,13 +89,13 @@ fn repo_on(host: &str, kamaji_tag: &str) -> Repo {
 }
 
 /// A Docker config dir with nothing in it, so no test reads the developer's `~/.docker`.
-fn no_credentials() -> tempfile::TempDir {
+pub(crate) fn no_credentials() -> tempfile::TempDir {
     docker_config("{}")
 }
 
 /// `kaas-gitops pin ARGS` with credentials from `config` and a short registry timeout.
 #[track_caller]
-fn pin(repo: &Repo, args: &[&str], config: &tempfile::TempDir) -> Run {
+pub(crate) fn pin(repo: &Repo, args: &[&str], config: &tempfile::TempDir) -> Run {
     let mut all = vec!["pin"];
     all.extend_from_slice(args);
     repo.run_with(
