@@ -10,6 +10,8 @@ mod pin;
 pub mod pipeline;
 mod pr;
 mod pr_body;
+mod pr_open;
+mod pr_platform;
 mod render;
 mod schema;
 mod status;

@@ -24,9 +24,9 @@ use crate::pin::auth::{AuthError, DockerConfig};
 use crate::pin::reference::{Digest, ImageRef, api_host};
 
 /// Attempts per request for faults that may pass.
-const ATTEMPTS: u32 = 3;
+pub(crate) const ATTEMPTS: u32 = 3;
 /// The first pause between attempts; it doubles after each.
-const BACKOFF: Duration = Duration::from_millis(250);
+pub(crate) const BACKOFF: Duration = Duration::from_millis(250);
 /// Tags asked for per page of a tag list.
 const TAG_PAGE: usize = 1000;
 /// Pages of a tag list read at most, so a registry that ignores `last` cannot loop us.
