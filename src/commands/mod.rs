@@ -11,6 +11,7 @@ pub mod pipeline;
 mod pr;
 mod pr_body;
 mod pr_open;
+mod pr_plan;
 mod pr_platform;
 mod render;
 mod schema;

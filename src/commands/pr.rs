@@ -1,4 +1,6 @@
-//! `pr TENANT`: propose one tenant's change as a branch and a pull-request text.
+//! `pr TENANT`: propose one tenant's change as a branch and a pull-request text; `pr
+//! --all-changed` does that for every tenant that changed, `pr --platform` (`pr_platform`) for
+//! the platform's inputs, and `--open` (`pr_open`) opens the pull requests on the forge.
 //!
 //! The render runs on the BASE commit's inputs with the working tree's tenant file swapped in,
 //! so the branch holds that tenant's change and nothing else a colleague left unrendered. The
@@ -15,6 +17,7 @@ use crate::cli::Printer;
 use crate::cli::{Format, PrArgs};
 use crate::commands::commit::commit_time;
 use crate::commands::pr_body::Proposal;
+use crate::commands::pr_plan::{Plan, Planned, is_any_output};
 use crate::commands::render::report_invalid;
 use crate::commands::summary::Status;
 use crate::commands::{ExitStatus, pipeline, pr_open, pr_platform};
@@ -26,35 +29,6 @@ use crate::render::Options;
 use crate::render::{Tree, tenant_kustomization_name};
 use crate::repo::inputs::{self, Inputs, PLATFORM_PATH};
 use crate::repo::lock::LOCK_PATH;
-
-/// One branch to write: what goes on it and the text of its pull request.
-pub struct Plan {
-    /// The branch.
-    pub branch: String,
-    /// Every file the branch changes against the base.
-    pub changes: Vec<Change>,
-    /// Whether kaas-gitops decides a path's content on the branch (others' work elsewhere is
-    /// kept on reruns).
-    pub decided: Box<dyn Fn(&str) -> bool>,
-    /// The commit's author, from `kaas.yaml`.
-    pub author: Option<(String, String)>,
-    /// The pull request's title (the commit's subject).
-    pub title: String,
-    /// The commit message.
-    pub message: String,
-    /// The pull request's markdown body.
-    pub body: String,
-}
-
-/// What planning one branch came to.
-pub enum Planned {
-    /// The inputs are invalid: nothing is written.
-    Invalid(Vec<Diagnostic>),
-    /// The base already holds it.
-    Nothing(String),
-    /// A branch to write.
-    Branch(Plan),
-}
 
 /// Runs `pr`.
 pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> {
@@ -279,11 +253,6 @@ pub fn is_input(p: &str) -> bool {
         || p.starts_with("tenants/")
         || p == "base/platform/kustomization.yaml"
         || p == "base/tenant/kustomization.yaml"
-}
-
-/// Every rendered file.
-pub fn is_any_output(p: &str) -> bool {
-    p.starts_with("overlays/") || p.starts_with("flux/")
 }
 
 /// The rendered files of the base that a tenant's change can touch.

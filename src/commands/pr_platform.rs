@@ -15,8 +15,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::commands::pipeline;
-use crate::commands::pr::{Plan, Planned, is_any_output};
 use crate::commands::pr_body::{BODY_BUDGET, folded_diff, label};
+use crate::commands::pr_plan::{Plan, Planned, is_any_output};
 use crate::commands::summary::Status;
 use crate::diagnostics::Diagnostic;
 use crate::git::Change;
