@@ -97,6 +97,8 @@ impl Client {
             .connect_timeout(timeout)
             .timeout(timeout)
             .user_agent(concat!("kaas-gitops/", env!("CARGO_PKG_VERSION")))
+            // A redirect could carry the token's header to another host: not followed.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| fail(format!("cannot start the HTTP client: {e}")))?;
         let mut map = HeaderMap::new();

@@ -786,7 +786,8 @@ impl Gitea {
         let gitea = |args: &[&str]| {
             let mut c = Command::new(&bin);
             c.env("GITEA_WORK_DIR", &work)
-                .env("I_AM_BEING_UNSAFE_RUNNING_AS_ROOT", "true")
+                // Gitea refuses to run as root (modules/setting/setting.go) unless told; CI runs as root.
+                .env("GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT", "true")
                 .env("HOME", dir.path())
                 .arg("--config")
                 .arg(&conf)
