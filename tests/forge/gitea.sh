@@ -7,12 +7,20 @@
 # `//go:build !sqlite_mattn`), so no cgo and no build tags are needed; without the `bindata` tag
 # the server reads its templates and options from its work path, which the tests point at the
 # module's source folder (read-only in the module cache; Gitea writes only under its data path).
+#
+#   tests/forge/gitea.sh           build when missing, print the binary's path
+#   tests/forge/gitea.sh --built   print the path only when it is built, else exit 1 (the tests)
 set -euo pipefail
 
 GITEA_VERSION=v1.27.3   # code.gitea.io/gitea; its go.mod names the module gitea.dev
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/kaas-gitops-forge/gitea-$GITEA_VERSION"
 bin="$cache/bin/gitea"
 log="$cache/build.log"
+if [ "${1:-}" = --built ]; then
+  if [ -x "$bin" ] && [ -s "$cache/work-path" ]; then echo "$bin"; exit 0; fi
+  echo "error: the Gitea server is not built ($bin); tests/run builds it (tests/forge/gitea.sh)" >&2
+  exit 1
+fi
 mkdir -p "$cache/bin"
 
 src="$(go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

@@ -744,12 +744,13 @@ struct Gitea {
 /// The Gitea binary tests/run builds (tests/forge/gitea.sh), and the work path it needs.
 fn gitea_binary() -> (PathBuf, PathBuf) {
     let out = Command::new(crate::common::project_root().join("tests/forge/gitea.sh"))
+        .arg("--built")
         .output()
         .expect("tests/forge/gitea.sh runs");
     assert!(
         out.status.success(),
-        "the Gitea server for these tests could not be built: run tests/run (it builds it with \
-         tests/forge/gitea.sh from the Go module code.gitea.io/gitea, which needs Go and the module proxy):\n{}",
+        "the Gitea server these tests need is missing: run tests/run, which builds it once with \
+         tests/forge/gitea.sh from the Go module code.gitea.io/gitea (Go and its module proxy):\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
