@@ -823,6 +823,18 @@ impl Gitea {
             "--admin",
             "--must-change-password=false",
         ]);
+        run(&[
+            "admin",
+            "user",
+            "create",
+            "--username",
+            "sam",
+            "--password",
+            "sam-Secret-123",
+            "--email",
+            "sam@example.org",
+            "--must-change-password=false",
+        ]);
         let token = run(&[
             "admin",
             "user",
@@ -925,7 +937,18 @@ fn gitea_pull_requests_for_a_tenant_all_changed_tenants_and_the_platform() {
     let env = [("GITEA_TOKEN", g.token.as_str())];
     f.replace("tenants/acme.yaml", "replicas: 2", "replicas: 3 # scaled");
     let open = [
-        "pr", "acme", "--push", "origin", "--open", "--forge", "gitea", "--label", "kaas", "--draft",
+        "pr",
+        "acme",
+        "--push",
+        "origin",
+        "--open",
+        "--forge",
+        "gitea",
+        "--label",
+        "kaas",
+        "--draft",
+        "--reviewer",
+        "sam",
     ];
     let r = f.kaas(&open, &env);
     assert_ok(&r);
@@ -937,6 +960,7 @@ fn gitea_pull_requests_for_a_tenant_all_changed_tenants_and_the_platform() {
     assert_eq!(pr["head"]["ref"], "kaas/acme");
     assert_eq!(pr["base"]["ref"], "main");
     assert_eq!(pr["labels"][0]["name"], "kaas");
+    assert_eq!(pr["requested_reviewers"][0]["login"], "sam");
     assert!(pr["body"].as_str().unwrap().contains("+    replicas: 3"), "{pr}");
     assert!(!r.stderr.contains(&g.token), "the token leaked");
 
