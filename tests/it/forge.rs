@@ -987,6 +987,15 @@ fn gitea_pull_requests_for_a_tenant_all_changed_tenants_and_the_platform() {
     let r = f.kaas(&[&open[..], &["--label", "nosuch"]].concat(), &env);
     assert_refused_but_pushed(&r, &f, "kaas/acme", "no label `nosuch` in `kaas/fleet`");
 
+    // A token Gitea does not know: its own 401, the branch stays pushed.
+    let r = f.kaas(&open, &[("GITEA_TOKEN", "0123456789abcdef0123456789abcdef01234567")]);
+    assert_refused_but_pushed(
+        &r,
+        &f,
+        "kaas/acme",
+        "Gitea refused to list the pull requests of `kaas/fleet`: HTTP 401",
+    );
+
     // Every changed tenant: acme's is found again, globex gets its own.
     f.replace(
         "tenants/globex.yaml",
