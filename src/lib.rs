@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod commands;
 pub mod crd_fetch;
 pub mod diagnostics;
+pub mod forge;
 pub mod git;
 pub mod model;
 pub mod pin;

@@ -109,6 +109,11 @@ pub enum Command {
     /// what it renders (that tenant's overlay and Flux entry, and the platform layer only when
     /// the change needs it). Built from git objects: the checked-out branch, the working tree and
     /// the index are left as they were. Rerunning after another edit updates the same branch.
+    ///
+    /// `--platform` proposes `kaas.yaml` and `kaas.lock` and everything they re-render instead;
+    /// `--all-changed` makes one branch per tenant that changed. With `--push REMOTE --open` the
+    /// pull (merge) request is opened on GitHub, GitLab or Gitea/Forgejo, or the open one
+    /// updated, and its URL printed (docs/git.md).
     Pr(PrArgs),
     /// Move tenants to a newer Kubernetes version, one allowed step at a time.
     ///
@@ -304,11 +309,21 @@ pub struct RenderArgs {
 }
 
 /// `pr`.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct PrArgs {
     /// The tenant: the stem of `tenants/<TENANT>.yaml`. Its file is taken from the working tree
     /// as it is (a missing file proposes deleting the tenant).
-    pub tenant: String,
+    #[arg(required_unless_present_any = ["platform", "all_changed"], conflicts_with_all = ["platform", "all_changed"])]
+    pub tenant: Option<String>,
+    /// Propose the platform instead: `kaas.yaml` and `kaas.lock` as they are in the working tree
+    /// and everything they re-render, on one branch `<prefix>platform`; the body lists the
+    /// images that moved and how each tenant's overlay changes.
+    #[arg(long, conflicts_with = "all_changed")]
+    pub platform: bool,
+    /// One branch (and with --open one pull request) per tenant whose files or rendered output
+    /// differ from the base, in one run.
+    #[arg(long)]
+    pub all_changed: bool,
     /// Where the branch starts: a branch, a remote-tracking branch or a commit (default: the
     /// current branch's upstream, else `main`).
     #[arg(long, value_name = "BRANCH")]
@@ -323,8 +338,43 @@ pub struct PrArgs {
     pub force_with_lease: bool,
     /// Print only the markdown body, for `gh pr create --body-file -` (the title goes to
     /// stderr); by default the title, a blank line, then the body.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "open")]
     pub body_only: bool,
+    /// With --push: open the pull (merge) request for the pushed branch, or update the one that
+    /// is open (title, body, labels), never a second one; print its URL. The forge is found
+    /// from the remote's URL; the token is read from GH_TOKEN or GITHUB_TOKEN, GITLAB_TOKEN,
+    /// or GITEA_TOKEN, never printed (docs/git.md).
+    #[arg(long, requires = "push")]
+    pub open: bool,
+    /// The forge, when the remote's host does not tell (self-hosted instances).
+    #[arg(long, value_enum, value_name = "FORGE", requires = "open")]
+    pub forge: Option<Forge>,
+    /// The forge's API base URL for a self-hosted instance, e.g.
+    /// https://git.example.org/api/v1 (Gitea), https://gitlab.example.org/api/v4,
+    /// https://github.example.org/api/v3 (default: derived from the remote's URL).
+    #[arg(long, value_name = "URL", requires = "open")]
+    pub forge_url: Option<String>,
+    /// With --open: open new requests as drafts (GitHub: draft; GitLab: `Draft:` title;
+    /// Gitea: `WIP:` title).
+    #[arg(long, requires = "open")]
+    pub draft: bool,
+    /// With --open: add this label (repeatable); labels already there are kept.
+    #[arg(long = "label", value_name = "LABEL", requires = "open")]
+    pub labels: Vec<String>,
+    /// With --open: ask this user to review a new request (repeatable).
+    #[arg(long = "reviewer", value_name = "USER", requires = "open")]
+    pub reviewers: Vec<String>,
+}
+
+/// A forge `pr --open` talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Forge {
+    /// github.com or GitHub Enterprise Server.
+    Github,
+    /// gitlab.com or a self-managed GitLab.
+    Gitlab,
+    /// Gitea or Forgejo.
+    Gitea,
 }
 
 /// `upgrade`.

@@ -1,4 +1,6 @@
-//! `pr TENANT`: propose one tenant's change as a branch and a pull-request text.
+//! `pr TENANT`: propose one tenant's change as a branch and a pull-request text; `pr
+//! --all-changed` does that for every tenant that changed, `pr --platform` (`pr_platform`) for
+//! the platform's inputs, and `--open` (`pr_open`) opens the pull requests on the forge.
 //!
 //! The render runs on the BASE commit's inputs with the working tree's tenant file swapped in,
 //! so the branch holds that tenant's change and nothing else a colleague left unrendered. The
@@ -15,11 +17,12 @@ use crate::cli::Printer;
 use crate::cli::{Format, PrArgs};
 use crate::commands::commit::commit_time;
 use crate::commands::pr_body::Proposal;
+use crate::commands::pr_plan::{Plan, Planned, is_any_output};
 use crate::commands::render::report_invalid;
 use crate::commands::summary::Status;
-use crate::commands::{ExitStatus, pipeline};
+use crate::commands::{ExitStatus, pipeline, pr_open, pr_platform};
 use crate::diagnostics::Diagnostic;
-use crate::git::pr::BranchUpdate;
+use crate::git::pr::{Base, BranchUpdate};
 use crate::git::{self, Change, Workspace, push, short};
 use crate::model::build::names::is_dns1035;
 use crate::render::Options;
@@ -29,8 +32,9 @@ use crate::repo::lock::LOCK_PATH;
 
 /// Runs `pr`.
 pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> {
-    let tenant = args.tenant.as_str();
-    if !is_dns1035(tenant) {
+    let tenant = args.tenant.as_deref().unwrap_or_default();
+    let single = !args.platform && !args.all_changed;
+    if single && !is_dns1035(tenant) {
         let d = Diagnostic::error(format!("`{tenant}` is not a tenant name"))
             .with_hint("pass the stem of a file in tenants/, e.g. `acme` for tenants/acme.yaml");
         return Ok(report_invalid(printer, Format::Human, vec![d]));
@@ -40,17 +44,104 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         push::check_remote(&ws, remote)?;
     }
     let base = git::pr::resolve_base(&ws, args.base.as_deref())?;
-    let spec_path = format!("tenants/{tenant}.yaml");
-    let base_files = git::pr::read_files(&ws, base.commit, |p| is_input(p) || is_output(tenant, p))?;
+    let base_files = git::pr::read_files(&ws, base.commit, |p| {
+        is_input(p) || if single { is_output(tenant, p) } else { is_any_output(p) }
+    })?;
     let before_inputs = match Inputs::from_files(&base_files) {
         Ok(i) => i,
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
     };
+    let planned = if args.platform {
+        vec![pr_platform::plan(repo, &base, &base_files, &before_inputs)?]
+    } else if args.all_changed {
+        let mut out = Vec::new();
+        for tenant in tenants_anywhere(repo, &before_inputs)? {
+            out.push(plan_tenant(printer, repo, &base, &base_files, &before_inputs, &tenant)?);
+        }
+        out
+    } else {
+        vec![plan_tenant(printer, repo, &base, &base_files, &before_inputs, tenant)?]
+    };
+    // Every problem of every branch together, and nothing written when there is one.
+    let invalid: Vec<Diagnostic> = planned
+        .iter()
+        .flat_map(|p| match p {
+            Planned::Invalid(d) => d.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    if !invalid.is_empty() {
+        return Ok(report_invalid(printer, Format::Human, invalid));
+    }
+    let mut plans = Vec::new();
+    for p in planned {
+        match p {
+            Planned::Branch(plan) => plans.push(plan),
+            Planned::Nothing(why) if !args.all_changed || printer.verbose() => printer.status(&why),
+            _ => {}
+        }
+    }
+    if plans.is_empty() {
+        if args.all_changed {
+            printer.status(&format!("no tenant differs from `{}`; nothing to propose", base.label));
+        }
+        return Ok(ExitStatus::Success);
+    }
+    for plan in &plans {
+        write_branch(printer, &ws, args, &base, plan)?;
+    }
+    if args.open {
+        return Ok(pr_open::open_all(printer, &ws, args, &base, &plans));
+    }
+    for (i, plan) in plans.iter().enumerate() {
+        let sep = if i > 0 { "\n" } else { "" };
+        if args.body_only {
+            printer.status(&format!("title: {}", plan.title));
+            printer.data(&format!("{sep}{}", plan.body));
+        } else {
+            printer.data(&format!("{sep}{}\n\n{}", plan.title, plan.body));
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Every tenant in the base or the working tree, by name.
+fn tenants_anywhere(repo: &Path, base: &Inputs) -> Result<Vec<String>> {
+    let mut names: BTreeSet<String> = base.tenants.iter().map(|(_, stem, _)| stem.clone()).collect();
+    let dir = repo.join("tenants");
+    if dir.is_dir() {
+        for entry in fs_err::read_dir(&dir)? {
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_suffix(".yaml")
+                && !stem.starts_with('.')
+            {
+                names.insert(stem.to_string());
+            }
+        }
+    }
+    Ok(names.into_iter().collect())
+}
+
+/// One tenant's branch: its file from the working tree, rendered on the base's other inputs.
+fn plan_tenant(
+    printer: &Printer,
+    repo: &Path,
+    base: &Base,
+    base_files: &BTreeMap<String, Vec<u8>>,
+    before_inputs: &Inputs,
+    tenant: &str,
+) -> Result<Planned> {
+    let spec_path = format!("tenants/{tenant}.yaml");
+    if !is_dns1035(tenant) {
+        let d = Diagnostic::error(format!("`{spec_path}`: `{tenant}` is not a tenant name"))
+            .with_hint("tenant file stems are DNS-1035 labels: lower-case letters, digits and `-`");
+        return Ok(Planned::Invalid(vec![d]));
+    }
     let on_disk = repo.join(&spec_path);
     // The same rules as `render`: no symlink out of the repository, no FIFO (issue 9).
     let spec = if std::fs::symlink_metadata(&on_disk).is_ok() {
         if let Some(d) = inputs::refuse_file(&fs_err::canonicalize(repo)?, &on_disk, &spec_path)? {
-            return Ok(report_invalid(printer, Format::Human, vec![d]));
+            return Ok(Planned::Invalid(vec![d]));
         }
         Some(inputs::read_bounded(&on_disk)?)
     } else {
@@ -62,7 +153,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
             base.label
         ))
         .with_hint("create the file first, e.g. from another tenant's");
-        return Ok(report_invalid(printer, Format::Human, vec![d]));
+        return Ok(Planned::Invalid(vec![d]));
     }
     let mut after_inputs = before_inputs.clone();
     after_inputs.tenants.retain(|(_, stem, _)| stem != tenant);
@@ -79,22 +170,20 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
     };
     let after = match pipeline::run(&after_inputs, &select) {
         Ok(r) => r,
-        Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
+        Err(d) => return Ok(Planned::Invalid(d)),
     };
     printer.diagnostics(&after.warnings);
     // Without a valid base render, every difference of the shared files is this change's.
-    let before = pipeline::run(&before_inputs, &select).ok();
-    let changes = changes(tenant, &base_files, spec, before.as_ref().map(|r| &r.tree), &after.tree);
+    let before = pipeline::run(before_inputs, &select).ok();
+    let changes = changes(tenant, base_files, spec, before.as_ref().map(|r| &r.tree), &after.tree);
     if changes.is_empty() {
-        printer.status(&format!(
+        return Ok(Planned::Nothing(format!(
             "`{spec_path}` and its rendered files on `{}` are already as in the working tree; nothing to propose",
             base.label
-        ));
-        return Ok(ExitStatus::Success);
+        )));
     }
     let platform = &after.model.platform;
     let branch = format!("{}{tenant}", platform.branch_prefix);
-    let refname = git::pr::check_branch(&ws, &branch)?;
     let proposal = Proposal {
         tenant,
         status: status(tenant, &changes),
@@ -102,15 +191,32 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         branch: &branch,
         changes: &changes,
     };
-    let sig = git::signature(&ws.repo, platform.author.as_ref(), commit_time()?)?;
+    let (title, message, body) = (proposal.title(), proposal.commit_message(), proposal.body());
+    let owner = tenant.to_string();
+    Ok(Planned::Branch(Plan {
+        branch,
+        changes,
+        decided: Box::new(move |p| decided(&owner, p)),
+        author: platform.author.clone(),
+        title,
+        message,
+        body,
+    }))
+}
+
+/// Creates or moves the plan's branch, then pushes it when asked; a failed push puts the local
+/// branch back.
+fn write_branch(printer: &Printer, ws: &Workspace, args: &PrArgs, base: &Base, plan: &Plan) -> Result<()> {
+    let refname = git::pr::check_branch(ws, &plan.branch)?;
+    let sig = git::signature(&ws.repo, plan.author.as_ref(), commit_time()?)?;
     let updated = git::pr::update_branch(
-        &ws,
+        ws,
         &refname,
         base.commit,
-        &changes,
-        |p| decided(tenant, p),
+        &plan.changes,
+        &plan.decided,
         &sig,
-        &proposal.commit_message(),
+        &plan.message,
     )?;
     let what = match updated.how {
         BranchUpdate::Created => format!("created at {} from `{}`", short(updated.new), base.label),
@@ -118,9 +224,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         BranchUpdate::Rebuilt => format!("rebuilt on `{}` at {}", base.label, short(updated.new)),
         BranchUpdate::Unchanged => format!("already up to date at {}", short(updated.new)),
     };
+    let branch = &plan.branch;
     printer.status(&format!("branch `{branch}` {what}"));
     if let Some(remote) = &args.push {
-        match push::push(&ws, remote, &refname, args.force_with_lease) {
+        match push::push(ws, remote, &refname, args.force_with_lease) {
             Ok(pushed) => {
                 let how = if pushed.forced {
                     "force-pushed (lease held)"
@@ -131,23 +238,16 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
             }
             Err(e) => {
                 // The push failed: put the local branch back, so the repository is as it was.
-                git::pr::undo(&ws, &refname, &updated)?;
+                git::pr::undo(ws, &refname, &updated)?;
                 return Err(e.into());
             }
         }
     }
-    let title = proposal.title();
-    if args.body_only {
-        printer.status(&format!("title: {title}"));
-        printer.data(&proposal.body());
-    } else {
-        printer.data(&format!("{title}\n\n{}", proposal.body()));
-    }
-    Ok(ExitStatus::Success)
+    Ok(())
 }
 
 /// The files `pr` reads from the base commit to render.
-fn is_input(p: &str) -> bool {
+pub fn is_input(p: &str) -> bool {
     p == PLATFORM_PATH
         || p == LOCK_PATH
         || p.starts_with("tenants/")

@@ -8,7 +8,7 @@ use crate::commands::summary::Status;
 use crate::git::Change;
 
 /// GitHub refuses a body over 65,536 characters; diffs stop well before that.
-const BODY_BUDGET: usize = 60_000;
+pub const BODY_BUDGET: usize = 60_000;
 
 /// One tenant's proposed change.
 #[derive(Debug)]
@@ -139,7 +139,7 @@ impl Proposal<'_> {
 }
 
 /// `Kind/name` from the object's YAML, or the path.
-fn label(c: &Change) -> String {
+pub fn label(c: &Change) -> String {
     if !c.path.starts_with("overlays/") && !c.path.starts_with("flux/") && !c.path.starts_with("tenants/") {
         return format!("`{}`", c.path);
     }
@@ -172,7 +172,11 @@ fn table(out: &mut String, items: &[&Item<'_>]) {
 
 /// One folded diff.
 fn diff_section(item: &Item<'_>) -> String {
-    let c = item.change;
+    folded_diff(item.change, item.status, &item.label)
+}
+
+/// The diff of one file, folded under `<status> <label>`.
+pub fn folded_diff(c: &Change, status: Status, label: &str) -> String {
     let old = c.old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
     let new = c.new.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
     let from = if c.old.is_some() {
@@ -195,8 +199,8 @@ fn diff_section(item: &Item<'_>) -> String {
     let fence = "`".repeat(longest.max(2) + 1);
     format!(
         "\n<details>\n<summary>{} <code>{}</code></summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
-        item.status.as_str(),
-        item.label.trim_matches('`'),
+        status.as_str(),
+        label.trim_matches('`'),
     )
 }
 

@@ -168,11 +168,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     }
     for tenant in moved {
         let pr_args = PrArgs {
-            tenant: tenant.to_string(),
+            tenant: Some(tenant.to_string()),
             base: args.base.clone(),
             push: args.push.clone(),
-            force_with_lease: false,
-            body_only: false,
+            ..PrArgs::default()
         };
         let status = pr::run(printer, repo, &pr_args)?;
         if status != ExitStatus::Success {

@@ -27,14 +27,14 @@ use crate::pin::http::{Answer, Credential, Http, retry_after};
 use crate::pin::reference::{Digest, ImageRef, api_host};
 
 /// Attempts per request for faults that may pass.
-const ATTEMPTS: u32 = 3;
+pub(crate) const ATTEMPTS: u32 = 3;
 /// Attempts per request while the registry answers 429 or 503 with `Retry-After`; each wait
 /// must also end within `--timeout` of the first attempt.
 const RATE_LIMITED_ATTEMPTS: u32 = 5;
 /// How kaas-gitops introduces itself to registries.
 const USER_AGENT: &str = concat!("kaas-gitops/", env!("CARGO_PKG_VERSION"));
 /// The first pause between attempts; it doubles after each.
-const BACKOFF: Duration = Duration::from_millis(250);
+pub(crate) const BACKOFF: Duration = Duration::from_millis(250);
 /// Tags asked for per page of a tag list.
 const TAG_PAGE: usize = 1000;
 /// Pages of a tag list read at most, so a registry that ignores `last` cannot loop us.

@@ -6,6 +6,7 @@ mod crash;
 mod crd_fetch;
 mod crd_schema;
 mod errors;
+mod forge;
 mod fuzz;
 mod git;
 mod git_sign;
