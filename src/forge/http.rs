@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::forge::{ForgeError, Kind};
+use crate::pin::http::retry_after;
 use crate::pin::registry::{ATTEMPTS, BACKOFF};
 
 /// The longest `Retry-After` waited out; a longer one is reported instead.
@@ -201,20 +202,19 @@ impl Client {
 /// limit; the wait is until `x-ratelimit-reset`, in epoch seconds).
 fn rate_limit_wait(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    let retry_after = header("retry-after").and_then(|v| v.parse::<u64>().ok());
+    let now = std::time::SystemTime::now();
+    // Seconds or an HTTP date, read as `pin` reads a registry's (RFC 9110 §10.2.3).
+    let retry_after = retry_after(headers, now);
     let exhausted = header("x-ratelimit-remaining") == Some("0");
     let until_reset = || {
         let reset = header("x-ratelimit-reset")?.parse::<u64>().ok()?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_secs();
-        Some(reset.saturating_sub(now).max(1))
+        let now = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+        Some(Duration::from_secs(reset.saturating_sub(now).max(1)))
     };
     match status {
-        StatusCode::TOO_MANY_REQUESTS => Some(Duration::from_secs(retry_after.or_else(until_reset).unwrap_or(60))),
-        StatusCode::FORBIDDEN if retry_after.is_some() => retry_after.map(Duration::from_secs),
-        StatusCode::FORBIDDEN if exhausted => Some(Duration::from_secs(until_reset().unwrap_or(60))),
+        StatusCode::TOO_MANY_REQUESTS => Some(retry_after.or_else(until_reset).unwrap_or(Duration::from_secs(60))),
+        StatusCode::FORBIDDEN if retry_after.is_some() => retry_after,
+        StatusCode::FORBIDDEN if exhausted => Some(until_reset().unwrap_or(Duration::from_secs(60))),
         _ => None,
     }
 }
