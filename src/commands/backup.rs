@@ -43,7 +43,14 @@ fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Resul
         args.snapshot.as_deref(),
     ) {
         Ok(text) => {
-            printer.data(&text);
+            if args.output.get() == Format::Json {
+                printer.envelope(
+                    true,
+                    serde_json::json!({"tenant": args.tenant, "snapshot": args.snapshot, "script": text}),
+                );
+            } else {
+                printer.data(&text);
+            }
             Ok(ExitStatus::Success)
         }
         Err(d) => Ok(report_invalid(printer, Format::Human, vec![*d])),

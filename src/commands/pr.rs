@@ -74,7 +74,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
     }
     let select = Options {
         tenants: vec![tenant.to_string()],
-        locked: false,
+        locked: args.render.locked,
         full: true,
     };
     let after = match pipeline::run(&after_inputs, &select) {
@@ -90,6 +90,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
             "`{spec_path}` and its rendered files on `{}` are already as in the working tree; nothing to propose",
             base.label
         ));
+        printer.envelope(
+            true,
+            serde_json::json!({"tenant": tenant, "base": base.label, "changes": []}),
+        );
         return Ok(ExitStatus::Success);
     }
     let platform = &after.model.platform;
@@ -137,7 +141,15 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         }
     }
     let title = proposal.title();
-    if args.body_only {
+    if args.output.get() == Format::Json {
+        let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        printer.envelope(
+            true,
+            serde_json::json!({"tenant": tenant, "base": base.label, "branch": branch,
+                "commit": updated.new.to_string(), "pushedTo": args.push, "changes": paths,
+                "title": title, "body": proposal.body()}),
+        );
+    } else if args.body_only {
         printer.status(&format!("title: {title}"));
         printer.data(&proposal.body());
     } else {

@@ -13,6 +13,7 @@ mod hostile;
 mod invariants;
 mod layout;
 mod objects;
+mod output;
 mod pin;
 mod providers;
 mod reference;
