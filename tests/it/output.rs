@@ -148,10 +148,10 @@ fn render_and_render_check() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|d| d["severity"] == "error")
-        .unwrap()
+        .find(|d| d["severity"] == "error" && d["file"] == "tenants/acme.yaml")
+        .unwrap_or_else(|| panic!("no error in tenants/acme.yaml: {failed}"))
         .clone();
-    assert_eq!(d["file"], "tenants/acme.yaml", "{failed}");
+    assert_eq!(d["field"], "spec.colour", "{failed}");
     assert!(
         d["line"].as_u64().unwrap() > 1 && d["column"].as_u64().unwrap() >= 1,
         "{failed}"
@@ -343,7 +343,7 @@ fn upgrade() {
         "UpgradeResult",
         0,
     );
-    assert_eq!(ok["target"], "v1.33.5", "{ok}");
+    assert_eq!(ok["target"], "v1.33", "{ok}");
     assert_eq!(ok["written"], false, "{ok}");
     let initech = ok["tenants"]
         .as_array()
@@ -463,7 +463,7 @@ fn completions_come_from_the_command_line_definitions() {
         for s in subcommands {
             assert!(run.stdout.contains(s), "{shell}: no `{s}` in the script");
         }
-        assert!(run.stdout.contains("--format"), "{shell}");
+        assert!(run.stdout.contains("format"), "{shell}: no `--format`");
     }
     let bash = repo.run(&["completions", "bash"]);
     let file = repo.path().join("kaas-gitops.bash");
@@ -472,7 +472,7 @@ fn completions_come_from_the_command_line_definitions() {
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
     // Sourced, it completes the subcommands.
     let script = format!(
-        "source {}; COMP_WORDS=(kaas-gitops ren); COMP_CWORD=1; _kaas-gitops kaas-gitops ren kaas-gitops; echo \"${{COMPREPLY[@]}}\"",
+        "source {}; COMP_WORDS=(kaas-gitops ren); COMP_CWORD=1; _kaas__gitops kaas-gitops ren kaas-gitops; echo \"${{COMPREPLY[@]}}\"",
         file.display()
     );
     let out = Command::new("bash").arg("-c").arg(script).output().expect("bash runs");
@@ -516,20 +516,17 @@ fn the_man_page_lists_every_command() {
     // Rendered by man itself where it is installed.
     let file = repo.path().join("kaas-gitops.1");
     std::fs::write(&file, &run.stdout).unwrap();
-    if let Ok(out) = Command::new("man")
+    let man = Command::new("man")
         .arg("-l")
         .arg(&file)
         .env("MANWIDTH", "100")
-        .env("MAN_KEEP_FORMATTING", "0")
-        .output()
+        .env("LC_ALL", "C")
+        .output();
+    if let Ok(out) = man
+        && out.status.success()
     {
-        if out.status.success() {
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(text.contains("--lock-timeout"), "{text}");
-            assert!(
-                text.contains("KAAS-GITOPS RESTORE-PLAN") || text.contains("KAAS-GITOPS BACKUP RESTORE-PLAN"),
-                "{text}"
-            );
-        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("lock-timeout"), "{text}");
+        assert!(text.contains("KAAS-GITOPS BACKUP RESTORE-PLAN"), "{text}");
     }
 }
