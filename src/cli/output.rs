@@ -91,3 +91,30 @@ impl Envelope {
         Value::Object(doc)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::Location;
+
+    #[test]
+    fn the_envelope_wraps_the_command_fields_and_flattens_locations() {
+        let d = Diagnostic::error("bad").with_hint("fix it").at(Some(Location {
+            path: "tenants/acme.yaml".into(),
+            line: 3,
+            column: 5,
+            len: 1,
+            line_text: String::new(),
+            text_column: 5,
+        }));
+        let mut data = Map::new();
+        data.insert("units".into(), Value::from(vec!["acme"]));
+        // A command field named like an envelope field never replaces it.
+        data.insert("ok".into(), Value::from(true));
+        let doc = Envelope::new("RenderResult", false, vec![WireDiagnostic::from(&d)], data).to_value();
+        assert_eq!(
+            doc.to_string(),
+            r#"{"apiVersion":"kaas-gitops.dev/v1","diagnostics":[{"column":5,"file":"tenants/acme.yaml","hint":"fix it","line":3,"message":"bad","severity":"error"}],"kind":"RenderResult","ok":false,"units":["acme"]}"#
+        );
+    }
+}
