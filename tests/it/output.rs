@@ -366,6 +366,28 @@ fn upgrade() {
         1,
     );
     assert!(first_error(&failed).contains("nonsense"), "{failed}");
+    // With --pr each tenant's `pr` document is one entry of the one document on stdout.
+    let (committed, home) = committed_example();
+    let run = pr(
+        &committed,
+        home.path(),
+        &["upgrade", "--kubernetes", "v1.33", "--pr", "-o", "json"],
+    );
+    let doc = envelope(&run, "UpgradeResult", 0);
+    assert_eq!(doc["written"], true, "{doc}");
+    let prs = doc["pullRequests"].as_array().unwrap();
+    let tenants: Vec<&str> = prs.iter().map(|p| p["tenant"].as_str().unwrap()).collect();
+    assert_eq!(tenants, ["acme", "initech"], "{doc}");
+    for p in prs {
+        assert_eq!(p["kind"], "PrResult", "{p}");
+        assert_eq!(p["apiVersion"], "kaas-gitops.dev/v1", "{p}");
+        assert!(validator().is_valid(p), "{}", p["tenant"]);
+        assert!(
+            p["body"].as_str().unwrap().contains("+    version: v1.33.5"),
+            "{}",
+            p["title"]
+        );
+    }
 }
 
 #[test]
