@@ -236,6 +236,11 @@ impl Printer {
 
     /// An environment error and its causes: on stderr always, and in the JSON envelope.
     pub fn error_chain(&self, e: &anyhow::Error) {
+        self.error_chain_hinted(e, None);
+    }
+
+    /// As `error_chain`, with what to do about it when the error itself does not say.
+    pub fn error_chain_hinted(&self, e: &anyhow::Error, hint: Option<String>) {
         let mut text = format!("error: {e}");
         for cause in e.chain().skip(1) {
             text.push_str(&format!("\n  Caused by: {cause}"));
@@ -244,7 +249,8 @@ impl Printer {
         let hint = e
             .chain()
             .find_map(|c| c.downcast_ref::<crate::git::GitError>())
-            .and_then(crate::git::GitError::hint);
+            .and_then(crate::git::GitError::hint)
+            .or(hint);
         if let Some(hint) = &hint {
             text.push_str(&format!("\n\nhint: {hint}"));
         }

@@ -153,8 +153,7 @@ pub(crate) fn acquire_lock(
     process_lock::acquire_with(repo, timeout, on_wait)
         .map_err(|e| {
             let hint = e.hint();
-            printer.error_chain(&anyhow::Error::new(e));
-            printer.hint(&hint);
+            printer.error_chain_hinted(&anyhow::Error::new(e), Some(hint));
         })
         .ok()
 }

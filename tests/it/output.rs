@@ -552,3 +552,28 @@ fn the_man_page_lists_every_command() {
         assert!(text.contains("KAAS-GITOPS BACKUP RESTORE-PLAN"), "{text}");
     }
 }
+
+#[test]
+fn a_run_stopped_before_its_command_prints_the_envelope_with_the_error_and_hint() {
+    let repo = Repo::example();
+    let _guard = kaas_gitops::repo::process_lock::acquire(repo.path(), std::time::Duration::ZERO).expect("the lock");
+    let failed = envelope(
+        &repo.run(&["render", "--lock-timeout", "0", "-o", "json"]),
+        "RenderResult",
+        2,
+    );
+    let d = &failed["diagnostics"][0];
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("another kaas-gitops run (pid "),
+        "{failed}"
+    );
+    assert!(d["hint"].as_str().unwrap().starts_with("waited"), "{failed}");
+    assert_eq!(
+        failed.as_object().unwrap().len(),
+        4,
+        "only the envelope's fields: {failed}"
+    );
+}
