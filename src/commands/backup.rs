@@ -36,6 +36,8 @@ fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Resul
             Ok(r) => r,
         },
     };
+    // The model's warnings (e.g. images without a pin: the restore runs the etcd image by tag).
+    printer.diagnostics(&resolved.warnings);
     match plan(
         &resolved.model,
         &resolved.images,

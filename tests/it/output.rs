@@ -404,6 +404,16 @@ fn backup_restore_plan() {
             .unwrap()
             .contains("flux -n flux-system suspend kustomization kaas-tenant-acme")
     );
+    // The example pins no image: the restore would run etcd by tag, and says so.
+    assert!(
+        ok["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["severity"] == "warning" && d["message"].as_str().unwrap().contains("no digest in kaas.lock")),
+        "{}",
+        ok["diagnostics"]
+    );
     quiet_still_errs(&repo, &["backup", "restore-plan", "nobody"], 1, "no tenant `nobody`");
     let failed = envelope(
         &repo.run(&["backup", "restore-plan", "nobody", "-o", "json"]),
