@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 mod diagnostics;
+pub mod generate;
+pub mod output;
 pub mod printer;
 
 pub use printer::Printer;
@@ -32,7 +34,7 @@ pub struct Cli {
         help_heading = "Global options"
     )]
     pub repo: PathBuf,
-    /// Print only errors.
+    /// Hide progress on stderr; errors are always printed, and data on stdout stays.
     #[arg(
         short,
         long,
@@ -41,9 +43,10 @@ pub struct Cli {
         help_heading = "Global options"
     )]
     pub quiet: bool,
-    /// Print more detail (every file written, timings, cache use).
-    #[arg(short, long, global = true, help_heading = "Global options")]
-    pub verbose: bool,
+    /// Print more detail: -v every file written, notes and timings; -vv also cache use and
+    /// per-step timings.
+    #[arg(short, long, global = true, action = ArgAction::Count, help_heading = "Global options")]
+    pub verbose: u8,
     /// Colour in messages: auto (on a terminal, unless NO_COLOR is set), always or never.
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto, help_heading = "Global options")]
     pub color: Color,
@@ -69,15 +72,58 @@ pub enum Color {
     Never,
 }
 
-/// The output format of `render`, `pin` and `validate`.
+/// The output format (docs/output.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Messages for people.
     Human,
-    /// One JSON document on stdout.
+    /// One JSON document on stdout, the same envelope for every command, also on failure.
     Json,
     /// GitHub Actions annotations (`::error file=...,line=...::`) on stdout.
     Github,
+}
+
+/// The output format of a command without a GitHub Actions form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum PlainFormat {
+    /// Messages for people.
+    #[default]
+    Human,
+    /// One JSON document on stdout, the same envelope for every command, also on failure.
+    Json,
+}
+
+impl From<PlainFormat> for Format {
+    fn from(f: PlainFormat) -> Format {
+        match f {
+            PlainFormat::Human => Format::Human,
+            PlainFormat::Json => Format::Json,
+        }
+    }
+}
+
+/// `--format` of the commands with a GitHub Actions form.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct FormatArgs {
+    /// Output format: messages for people, one JSON document on stdout (docs/output.md), or
+    /// GitHub Actions annotations on stdout.
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `--format` of the other commands that report something.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct PlainFormatArgs {
+    /// Output format: messages for people, or one JSON document on stdout (docs/output.md).
+    #[arg(short = 'o', long, value_enum, default_value_t = PlainFormat::Human)]
+    pub format: PlainFormat,
+}
+
+impl PlainFormatArgs {
+    /// As the common format.
+    pub fn get(self) -> Format {
+        self.format.into()
+    }
 }
 
 /// The subcommands.
@@ -173,6 +219,58 @@ pub enum Command {
     /// asks Flux to fetch the source and reconcile them now, as `flux reconcile` does. The step
     /// after a merge in CI (docs/status.md).
     Wait(WaitArgs),
+    /// Print a shell completion script, e.g. `kaas-gitops completions bash >
+    /// /etc/bash_completion.d/kaas-gitops` (README.md, "Shell completions").
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `kaas-gitops man | man -l -`, or save it as
+    /// `kaas-gitops.1` in a `man1` folder.
+    Man,
+}
+
+/// `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+impl Command {
+    /// The `kind` of the JSON envelope this command prints under `--format json`; `None` when
+    /// it has no JSON form (docs/output.md says why for each).
+    pub fn json_kind(&self) -> Option<&'static str> {
+        let format = match self {
+            Command::Init(a) => a.output.get(),
+            Command::Render(a) => a.output.format,
+            Command::Diff(a) => a.output.get(),
+            Command::Pr(a) => a.output.get(),
+            Command::Upgrade(a) => a.output.get(),
+            Command::Pin(a) => a.output.format,
+            Command::Validate(a) => a.output.format,
+            Command::Status(a) => a.output.format,
+            Command::Wait(a) => a.output.format,
+            Command::Backup(BackupArgs {
+                command: BackupCommand::RestorePlan(a),
+            }) => a.output.get(),
+            Command::Schema | Command::Watch(_) | Command::Completions(_) | Command::Man => return None,
+        };
+        if format != Format::Json {
+            return None;
+        }
+        Some(match self {
+            Command::Init(_) => "InitResult",
+            Command::Render(_) => "RenderResult",
+            Command::Diff(_) => "DiffResult",
+            Command::Pr(_) => "PrResult",
+            Command::Upgrade(_) => "UpgradeResult",
+            Command::Pin(_) => "PinResult",
+            Command::Validate(_) => "ValidateResult",
+            Command::Status(_) => "StatusResult",
+            Command::Wait(_) => "WaitResult",
+            Command::Backup(_) => "RestorePlanResult",
+            Command::Schema | Command::Watch(_) | Command::Completions(_) | Command::Man => return None,
+        })
+    }
 }
 
 /// The management cluster, found as kubectl finds it.
@@ -198,9 +296,8 @@ pub struct StatusArgs {
     pub revision: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Output format: a table for people on stdout, or one JSON document.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: FormatArgs,
 }
 
 /// `wait`.
@@ -221,10 +318,8 @@ pub struct WaitArgs {
     pub reconcile: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Output format: progress for people on stderr, or one JSON document (the last status) on
-    /// stdout.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: FormatArgs,
 }
 
 /// `backup`.
@@ -255,6 +350,8 @@ pub struct RestorePlanArgs {
     /// The snapshot file to restore (e.g. `acme-etcd-20260101T000000Z.db`); default: the newest.
     #[arg(long, value_name = "FILE")]
     pub snapshot: Option<String>,
+    #[command(flatten)]
+    pub output: PlainFormatArgs,
 }
 
 /// `init`.
@@ -262,18 +359,28 @@ pub struct RestorePlanArgs {
 pub struct InitArgs {
     /// Where to create the repository (default: --repo).
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: PlainFormatArgs,
 }
 
-/// Options shared by the commands that render.
+/// The render options of every command that renders (`render`, `diff`, `pr`, `upgrade`,
+/// `watch`).
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct RenderOptionArgs {
+    /// Fail (exit 1) when an image has no digest in kaas.lock, instead of rendering the tag
+    /// alone with a warning. Use it in CI.
+    #[arg(long)]
+    pub locked: bool,
+}
+
+/// Options shared by the commands that render the fleet on disk (`render`, `diff`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct SelectArgs {
     /// Render only this tenant (and the platform layer and flux/); repeatable.
     #[arg(long = "tenant", value_name = "NAME")]
     pub tenants: Vec<String>,
-    /// Fail (exit 1) when an image has no digest in kaas.lock, instead of rendering the tag
-    /// alone with a warning. Use it in CI.
-    #[arg(long)]
-    pub locked: bool,
+    #[command(flatten)]
+    pub render: RenderOptionArgs,
     /// Re-render and compare every tenant, including those whose overlay records the same input
     /// hash as this run (the default skips them). Catches hand edits inside overlays.
     #[arg(long)]
@@ -284,7 +391,7 @@ impl From<&SelectArgs> for crate::render::Options {
     fn from(args: &SelectArgs) -> Self {
         crate::render::Options {
             tenants: args.tenants.clone(),
-            locked: args.locked,
+            locked: args.render.locked,
             full: args.full,
         }
     }
@@ -296,9 +403,8 @@ pub struct RenderArgs {
     /// Render in memory only: exit 1 and print a unified diff when the files on disk differ.
     #[arg(long)]
     pub check: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: FormatArgs,
     /// After writing, commit exactly the files this run wrote or deleted on the current branch.
     /// Nothing written: no commit. Other changes in the working tree and the index are left
     /// alone. Author: `git.author` in kaas.yaml, else git config.
@@ -364,6 +470,10 @@ pub struct PrArgs {
     /// With --open: ask this user to review a new request (repeatable).
     #[arg(long = "reviewer", value_name = "USER", requires = "open")]
     pub reviewers: Vec<String>,
+    #[command(flatten)]
+    pub render: RenderOptionArgs,
+    #[command(flatten)]
+    pub output: PlainFormatArgs,
 }
 
 /// A forge `pr --open` talks to.
@@ -405,6 +515,10 @@ pub struct UpgradeArgs {
     /// With --pr: push each branch to this remote (as `pr --push`).
     #[arg(long, value_name = "REMOTE", requires = "pr")]
     pub push: Option<String>,
+    #[command(flatten)]
+    pub render: RenderOptionArgs,
+    #[command(flatten)]
+    pub output: PlainFormatArgs,
 }
 
 /// `pin`.
@@ -419,9 +533,8 @@ pub struct PinArgs {
     #[arg(long, value_name = "SECONDS", env = "KAAS_REGISTRY_TIMEOUT", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=600))]
     pub timeout: u64,
-    /// Output format (`github` prints errors as annotations).
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: FormatArgs,
     /// Only these images: a repository from kaas.yaml (`docker.io/clastix/kamaji`, or
     /// `clastix/kamaji`), optionally with `:TAG`. Other pins stay as they are.
     #[arg(value_name = "IMAGE")]
@@ -448,6 +561,8 @@ pub struct CrdFetchArgs {
 pub struct DiffArgs {
     #[command(flatten)]
     pub select: SelectArgs,
+    #[command(flatten)]
+    pub output: PlainFormatArgs,
 }
 
 /// `watch`.
@@ -456,6 +571,8 @@ pub struct WatchArgs {
     /// Commit each render that changed files, as `render --commit` does.
     #[arg(long)]
     pub commit: bool,
+    #[command(flatten)]
+    pub render: RenderOptionArgs,
 }
 
 /// `validate`.
@@ -468,10 +585,8 @@ pub struct ValidateArgs {
     pub crds: Option<PathBuf>,
     #[command(flatten)]
     pub fetch: CrdFetchArgs,
-    /// Output format: findings for people on stderr, one JSON document on stdout, or GitHub
-    /// Actions annotations on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: FormatArgs,
     /// Skip the kustomize build of every folder (for machines without kustomize or kubectl).
     /// CI should not use it.
     #[arg(long)]

@@ -1,4 +1,5 @@
-//! Where output goes: data on stdout, messages on stderr; `-q` keeps only errors.
+//! Where output goes: data on stdout, messages on stderr; `-q` hides progress, never an error
+//! (docs/output.md).
 //!
 //! Nothing here panics on a closed or full stream (`print!` would): a reader that went away
 //! (`| head`) ends the output quietly, and a stdout that cannot be written (`> /dev/full`) is
@@ -22,33 +23,155 @@ fn to_stderr(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.write_all(b"\n"));
 }
 
+use std::sync::{Arc, Mutex};
+
 use anstyle::{AnsiColor, Style};
 
 use crate::cli::Color;
-use crate::diagnostics::Diagnostic;
+use crate::cli::output::{Envelope, WireDiagnostic};
+use crate::diagnostics::{Diagnostic, Severity};
 
 /// Prints data and messages.
-#[derive(Debug, Clone, Copy)]
+///
+/// With `--format json` it also collects every diagnostic and error printed, and makes sure
+/// stdout carries exactly one envelope (`output::Envelope`) however the command ends: the
+/// command's own document (`envelope`), or, when it stopped before writing one, a document
+/// made of what was collected (`finish`).
+#[derive(Debug, Clone)]
 pub struct Printer {
     quiet: bool,
-    verbose: bool,
+    verbosity: u8,
     color: bool,
+    /// `Some(kind)` under `--format json`.
+    json: Option<&'static str>,
+    /// The envelope is kept (see `nested`), not printed.
+    capture: bool,
+    state: Arc<Mutex<State>>,
+}
+
+/// What a JSON run has said so far.
+#[derive(Debug, Default)]
+struct State {
+    diagnostics: Vec<WireDiagnostic>,
+    enveloped: bool,
+    captured: Option<serde_json::Value>,
 }
 
 impl Printer {
     /// From the global flags; `NO_COLOR` switches colour off under `auto`.
-    pub fn new(quiet: bool, verbose: bool, color: Color) -> Printer {
+    pub fn new(quiet: bool, verbosity: u8, color: Color) -> Printer {
         let color = match color {
             Color::Always => true,
             Color::Never => false,
             Color::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
         };
-        Printer { quiet, verbose, color }
+        Printer {
+            quiet,
+            verbosity,
+            color,
+            json: None,
+            capture: false,
+            state: Arc::default(),
+        }
     }
 
-    /// Whether `-v` was given.
+    /// Under `--format json`: the `kind` of the envelope this run prints.
+    #[must_use]
+    pub fn json(mut self, kind: Option<&'static str>) -> Printer {
+        self.json = kind;
+        self
+    }
+
+    /// For a command run inside another one (`upgrade --pr` runs `pr`): the same messages, but
+    /// under `--format json` its envelope (of `kind`) is kept for `captured` instead of printed.
+    pub fn nested(&self, kind: &'static str) -> Printer {
+        Printer {
+            json: self.json.map(|_| kind),
+            capture: true,
+            state: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The envelope a `nested` printer kept.
+    pub fn captured(&self) -> Option<serde_json::Value> {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.captured.take()
+    }
+
+    /// Whether this run prints a JSON envelope (`--format json`): data then goes into it, not
+    /// onto stdout line by line.
+    pub fn is_json(&self) -> bool {
+        self.json.is_some()
+    }
+
+    /// Whether `-v` (or more) was given.
     pub fn verbose(&self) -> bool {
-        self.verbose
+        self.verbosity >= 1
+    }
+
+    /// Whether `-vv` (or more) was given: timings, cache and network detail.
+    pub fn very_verbose(&self) -> bool {
+        self.verbosity >= 2
+    }
+
+    /// Prints the JSON envelope of this run on stdout: `data` (an object) with `apiVersion`,
+    /// `kind`, `ok` and `diagnostics` around it. `data["diagnostics"]`, when present, is taken
+    /// into the envelope's, after those printed earlier in the run; its errors are also printed
+    /// on stderr, so an error reaches stderr in every format. Does nothing outside
+    /// `--format json` or when the envelope was printed already.
+    pub fn envelope(&self, ok: bool, data: serde_json::Value) {
+        let Some(kind) = self.json else { return };
+        let mut data = match data {
+            serde_json::Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        let extra: Vec<Diagnostic> = data
+            .remove("diagnostics")
+            .and_then(|d| serde_json::from_value(d).ok())
+            .unwrap_or_default();
+        for d in extra.iter().filter(|d| d.is_error()) {
+            to_stderr(&self.paint(&d.to_string()));
+        }
+        let text = {
+            let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if state.enveloped {
+                return;
+            }
+            state.enveloped = true;
+            let mut diagnostics = std::mem::take(&mut state.diagnostics);
+            diagnostics.extend(extra.iter().map(WireDiagnostic::from));
+            // A failed run names at least one error; every path that fails should have said
+            // why, this is the net under the ones that only said so in prose.
+            if !ok && !diagnostics.iter().any(|d| d.severity == Severity::Error) {
+                diagnostics.push(WireDiagnostic::from(&Diagnostic::error(
+                    "the command failed; its messages on stderr say why",
+                )));
+            }
+            let envelope = Envelope::new(kind, ok, diagnostics, data);
+            if self.capture {
+                state.captured = Some(envelope.to_value());
+                return;
+            }
+            envelope.to_value().to_string()
+        };
+        self.data(&format!("{text}\n"));
+    }
+
+    /// Ends a run: under `--format json`, when the command printed no envelope (it stopped on an
+    /// error first), prints one from what was collected, with `ok` from the exit status.
+    pub fn finish(&self, ok: bool) {
+        if self.json.is_some() {
+            self.envelope(ok, serde_json::json!({}));
+        }
+    }
+
+    /// Records a diagnostic for the JSON envelope.
+    fn record(&self, d: WireDiagnostic) {
+        if self.json.is_some() {
+            let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.diagnostics.push(d);
+        }
     }
 
     /// Data: stdout, always. A closed pipe drops the rest of the data; any other failure is
@@ -66,37 +189,82 @@ impl Printer {
         }
     }
 
-    /// A status line on stderr, unless `-q`.
+    /// Progress and outcome for people on stderr, unless `-q`. Never an error: see `error`.
     pub fn status(&self, text: &str) {
         if !self.quiet {
             to_stderr(text);
         }
     }
 
-    /// Diagnostics on stderr, errors always, warnings unless `-q`.
+    /// An error that is not a diagnostic of an input file (`message` without `error: `), with
+    /// what to do about it: on stderr whatever `-q` says, and in the JSON envelope.
+    pub fn error(&self, message: &str, hint: Option<&str>) {
+        let mut text = format!("error: {message}");
+        if let Some(hint) = hint {
+            text.push_str(&format!("\n\nhint: {hint}"));
+        }
+        to_stderr(&self.paint(&text));
+        let mut d = Diagnostic::error(message);
+        d.hint = hint.map(str::to_string);
+        self.record(WireDiagnostic::from(&d));
+    }
+
+    /// A warning that is not a diagnostic of an input file: on stderr unless `-q`, and in the
+    /// JSON envelope.
+    pub fn warning(&self, message: &str, hint: Option<&str>) {
+        if !self.quiet {
+            let mut text = format!("warning: {message}");
+            if let Some(hint) = hint {
+                text.push_str(&format!("\n\nhint: {hint}"));
+            }
+            to_stderr(&self.paint(&text));
+        }
+        let mut d = Diagnostic::warning(message);
+        d.hint = hint.map(str::to_string);
+        self.record(WireDiagnostic::from(&d));
+    }
+
+    /// The closing line of a failed run (`message` without `error: `), after its diagnostics:
+    /// on stderr whatever `-q` says; not a diagnostic of its own in the JSON envelope.
+    pub fn failed(&self, message: &str) {
+        to_stderr(&self.paint(&format!("error: {message}")));
+    }
+
+    /// Diagnostics on stderr, errors always, warnings unless `-q`; and in the JSON envelope.
     pub fn diagnostics(&self, diagnostics: &[Diagnostic]) {
         for d in diagnostics {
             if d.is_error() || !self.quiet {
                 to_stderr(&self.paint(&d.to_string()));
             }
+            self.record(WireDiagnostic::from(d));
         }
     }
 
-    /// An environment error and its causes.
+    /// An environment error and its causes: on stderr always, and in the JSON envelope.
     pub fn error_chain(&self, e: &anyhow::Error) {
+        self.error_chain_hinted(e, None);
+    }
+
+    /// As `error_chain`, with what to do about it when the error itself does not say.
+    pub fn error_chain_hinted(&self, e: &anyhow::Error, hint: Option<String>) {
         let mut text = format!("error: {e}");
         for cause in e.chain().skip(1) {
             text.push_str(&format!("\n  Caused by: {cause}"));
         }
         // A git error knows what the user can do about it.
-        if let Some(hint) = e
+        let hint = e
             .chain()
             .find_map(|c| c.downcast_ref::<crate::git::GitError>())
             .and_then(crate::git::GitError::hint)
-        {
+            .or(hint);
+        if let Some(hint) = &hint {
             text.push_str(&format!("\n\nhint: {hint}"));
         }
         to_stderr(&self.paint(&text));
+        let mut d = WireDiagnostic::from(&Diagnostic::error(e.to_string()));
+        d.causes = e.chain().skip(1).map(ToString::to_string).collect();
+        d.hint = hint;
+        self.record(d);
     }
 
     /// The next step after an error, on stderr, even under `-q`.

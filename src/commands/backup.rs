@@ -36,6 +36,8 @@ fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Resul
             Ok(r) => r,
         },
     };
+    // The model's warnings (e.g. images without a pin: the restore runs the etcd image by tag).
+    printer.diagnostics(&resolved.warnings);
     match plan(
         &resolved.model,
         &resolved.images,
@@ -43,7 +45,14 @@ fn restore_plan(printer: &Printer, repo: &Path, args: &RestorePlanArgs) -> Resul
         args.snapshot.as_deref(),
     ) {
         Ok(text) => {
-            printer.data(&text);
+            if args.output.get() == Format::Json {
+                printer.envelope(
+                    true,
+                    serde_json::json!({"tenant": args.tenant, "snapshot": args.snapshot, "script": text}),
+                );
+            } else {
+                printer.data(&text);
+            }
             Ok(ExitStatus::Success)
         }
         Err(d) => Ok(report_invalid(printer, Format::Human, vec![*d])),

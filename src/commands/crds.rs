@@ -37,10 +37,7 @@ pub fn report(printer: &Printer, format: Format, problems: &[Problem]) -> ExitSt
         })
         .collect();
     match format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
-            json!({"ok": false, "written": false, "diagnostics": diags})
-        )),
+        Format::Json => printer.envelope(false, json!({"written": false, "diagnostics": diags})),
         Format::Github => {
             for d in &diags {
                 printer.data(&format!("{}\n", d.github_annotation()));
@@ -48,8 +45,8 @@ pub fn report(printer: &Printer, format: Format, problems: &[Problem]) -> ExitSt
         }
         Format::Human => {
             printer.diagnostics(&diags);
-            printer.status(&format!(
-                "error: {} CRD release asset(s) could not be used; nothing was checked or written",
+            printer.failed(&format!(
+                "{} CRD release asset(s) could not be used; nothing was checked or written",
                 problems.len()
             ));
         }

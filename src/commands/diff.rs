@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::Printer;
-use crate::cli::{Format, SelectArgs};
+use crate::cli::{DiffArgs, Format};
 use crate::commands::render::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
 use crate::render::Options;
@@ -13,7 +13,8 @@ use crate::repo::inputs;
 use crate::repo::tree;
 
 /// Runs `diff`.
-pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitStatus> {
+pub fn run(printer: &Printer, repo: &Path, args: &DiffArgs) -> Result<ExitStatus> {
+    let select = &args.select;
     let rendered = match inputs::read(repo, &select.tenants)? {
         Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
         Ok(inputs) => match pipeline::run(
@@ -31,7 +32,14 @@ pub fn run(printer: &Printer, repo: &Path, select: &SelectArgs) -> Result<ExitSt
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
     printer.diagnostics(&crate::render::backup::deletion_warnings(deleted));
-    printer.data(&plan.unified_diff());
+    if args.output.get() == Format::Json {
+        printer.envelope(
+            true,
+            serde_json::json!({"changed": plan.paths(), "diff": plan.unified_diff()}),
+        );
+    } else {
+        printer.data(&plan.unified_diff());
+    }
     if plan.is_empty() {
         printer.status("no changes");
     }

@@ -25,11 +25,14 @@ const FILES: [(&str, &str); 5] = [
 pub fn run(printer: &Printer, dir: &Path) -> Result<ExitStatus> {
     let existing: Vec<&str> = FILES.iter().map(|(p, _)| *p).filter(|p| dir.join(p).exists()).collect();
     if !existing.is_empty() {
-        printer.status(&format!(
-            "error: `{}` already has {}; init never overwrites\n\nhint: run init in an empty folder, or edit the existing files",
-            dir.display(),
-            existing.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
-        ));
+        printer.error(
+            &format!(
+                "`{}` already has {}; init never overwrites",
+                dir.display(),
+                existing.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            ),
+            Some("run init in an empty folder, or edit the existing files"),
+        );
         return Ok(ExitStatus::Failure);
     }
     for (path, content) in FILES {
@@ -41,5 +44,10 @@ pub fn run(printer: &Printer, dir: &Path) -> Result<ExitStatus> {
         printer.status(&format!("created {path}"));
     }
     printer.status(&format!("\nnext: kaas-gitops --repo {} render", dir.display()));
+    let created: Vec<&str> = FILES.iter().map(|(p, _)| *p).collect();
+    printer.envelope(
+        true,
+        serde_json::json!({"dir": dir.display().to_string(), "created": created}),
+    );
     Ok(ExitStatus::Success)
 }

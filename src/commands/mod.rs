@@ -53,17 +53,29 @@ impl From<ExitStatus> for ExitCode {
 
 /// Runs one command line.
 pub fn run(cli: Cli) -> ExitStatus {
-    let printer = Printer::new(cli.quiet, cli.verbose, cli.color);
+    let started = std::time::Instant::now();
+    let printer = Printer::new(cli.quiet, cli.verbose, cli.color).json(cli.command.json_kind());
     // Held until this function returns: the whole read -> plan -> write of a run is one step
     // for every other kaas-gitops on this repository.
     let _lock = match lock(&printer, &cli) {
         Ok(guard) => guard,
-        Err(status) => return status,
+        Err(status) => {
+            printer.finish(false);
+            return status;
+        }
     };
     let result = match &cli.command {
         Command::Init(args) => init::run(&printer, args.dir.as_deref().unwrap_or(&cli.repo)),
+        Command::Completions(args) => {
+            printer.data(&String::from_utf8_lossy(&crate::cli::generate::completions(args.shell)));
+            Ok(ExitStatus::Success)
+        }
+        Command::Man => crate::cli::generate::man_page().map_err(Into::into).map(|page| {
+            printer.data(&String::from_utf8_lossy(&page));
+            ExitStatus::Success
+        }),
         Command::Render(args) => render::run(&printer, &cli.repo, args),
-        Command::Diff(args) => diff::run(&printer, &cli.repo, &args.select),
+        Command::Diff(args) => diff::run(&printer, &cli.repo, args),
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
         Command::Upgrade(args) => upgrade::run(&printer, &cli.repo, args),
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
@@ -74,15 +86,23 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Status(args) => status::run(&printer, &cli.repo, args),
         Command::Wait(args) => wait::run(&printer, &cli.repo, args),
     };
-    match result {
-        // Data the user asked for and did not get is a failed run, whatever the command found.
-        Ok(_) if crate::cli::printer::stdout_failed() => ExitStatus::Error,
+    let status = match result {
         Ok(status) => status,
         Err(e) => {
             printer.error_chain(&e);
             ExitStatus::Error
         }
+    };
+    // Under --format json, stdout carries one envelope however the command ended.
+    printer.finish(status == ExitStatus::Success);
+    if printer.very_verbose() {
+        printer.status(&format!("took {} ms", started.elapsed().as_millis()));
     }
+    // Data the user asked for and did not get is a failed run, whatever the command found.
+    if crate::cli::printer::stdout_failed() {
+        return ExitStatus::Error;
+    }
+    status
 }
 
 /// Takes the repository lock for the commands that write (issue 9). `render --check` and `diff`
@@ -103,7 +123,9 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         | Command::Backup(_)
         | Command::Status(_)
         | Command::Wait(_)
-        | Command::Validate(_) => false,
+        | Command::Validate(_)
+        | Command::Completions(_)
+        | Command::Man => false,
     };
     if !writes || !is_repository(&cli.repo) {
         return Ok(None);
@@ -134,8 +156,7 @@ pub(crate) fn acquire_lock(
     process_lock::acquire_with(repo, timeout, on_wait)
         .map_err(|e| {
             let hint = e.hint();
-            printer.error_chain(&anyhow::Error::new(e));
-            printer.hint(&hint);
+            printer.error_chain_hinted(&anyhow::Error::new(e), Some(hint));
         })
         .ok()
 }

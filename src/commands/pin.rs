@@ -44,7 +44,7 @@ impl Settings {
         let PinArgs {
             update,
             timeout,
-            format,
+            output,
             images,
             fetch: _,
         } = args;
@@ -55,7 +55,7 @@ impl Settings {
                 images: images.clone(),
             },
             timeout: Duration::from_secs(*timeout),
-            format: *format,
+            format: output.format,
             docker_config: DockerConfig::locate(env_path("DOCKER_CONFIG"), env_path("HOME")),
         }
     }
@@ -140,10 +140,7 @@ fn report_moving_charts(printer: &Printer, format: Format, platform: &Platform) 
         );
         let hint = "pin a released chart version, or mirror the chart into an OCI registry under a version of your own (docs/pin.md)";
         match format {
-            Format::Human => {
-                printer.status(&format!("warning: {message} (`{PLATFORM_PATH}` {field})"));
-                printer.hint(hint);
-            }
+            Format::Human => printer.warning(&format!("{message} (`{PLATFORM_PATH}` {field})"), Some(hint)),
             Format::Github => {
                 let d = Diagnostic::warning(message)
                     .in_file(PLATFORM_PATH)
@@ -217,10 +214,10 @@ fn report(
                         .map(|why| json!({"chart": c.name, "version": c.version, "field": field, "why": why}))
                 })
                 .collect();
-            printer.data(&format!(
-                "{}\n",
-                json!({"ok": true, "lock": LOCK_PATH, "written": written, "images": outcome.entries, "crds": crds, "unpinnedCharts": moving})
-            ));
+            printer.envelope(
+                true,
+                json!({"lock": LOCK_PATH, "written": written, "images": outcome.entries, "crds": crds, "unpinnedCharts": moving}),
+            );
         }
         Format::Github => {}
         Format::Human => {
@@ -271,10 +268,13 @@ fn report_error(printer: &Printer, format: Format, e: PinError) -> ExitStatus {
     match format {
         Format::Json => {
             let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
-            printer.data(&format!(
-                "{}\n",
-                json!({"ok": false, "written": false, "error": {"message": error.to_string(), "causes": causes, "hint": hint}})
-            ));
+            let d = Diagnostic::error(error.to_string())
+                .in_file(PLATFORM_PATH)
+                .with_hint(hint.clone());
+            printer.envelope(
+                false,
+                json!({"written": false, "diagnostics": [d], "error": {"message": error.to_string(), "causes": causes, "hint": hint}}),
+            );
         }
         Format::Github => {
             let d = Diagnostic::error(error.to_string())

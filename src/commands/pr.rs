@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::Result;
+use serde_json::json;
 
 use crate::cli::Printer;
 use crate::cli::{Format, PrArgs};
@@ -37,7 +38,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
     if single && !is_dns1035(tenant) {
         let d = Diagnostic::error(format!("`{tenant}` is not a tenant name"))
             .with_hint("pass the stem of a file in tenants/, e.g. `acme` for tenants/acme.yaml");
-        return Ok(report_invalid(printer, Format::Human, vec![d]));
+        return Ok(report_invalid(printer, args.output.get(), vec![d]));
     }
     let ws = Workspace::open(repo)?;
     if let Some(remote) = &args.push {
@@ -49,18 +50,18 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
     })?;
     let before_inputs = match Inputs::from_files(&base_files) {
         Ok(i) => i,
-        Err(d) => return Ok(report_invalid(printer, Format::Human, d)),
+        Err(d) => return Ok(report_invalid(printer, args.output.get(), d)),
     };
     let planned = if args.platform {
         vec![pr_platform::plan(repo, &base, &base_files, &before_inputs)?]
     } else if args.all_changed {
         let mut out = Vec::new();
         for tenant in tenants_anywhere(repo, &before_inputs)? {
-            out.push(plan_tenant(printer, repo, &base, &base_files, &before_inputs, &tenant)?);
+            out.push(plan_tenant(printer, repo, &base, &base_files, &before_inputs, &tenant, args.render.locked)?);
         }
         out
     } else {
-        vec![plan_tenant(printer, repo, &base, &base_files, &before_inputs, tenant)?]
+        vec![plan_tenant(printer, repo, &base, &base_files, &before_inputs, tenant, args.render.locked)?]
     };
     // Every problem of every branch together, and nothing written when there is one.
     let invalid: Vec<Diagnostic> = planned
@@ -71,7 +72,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         })
         .collect();
     if !invalid.is_empty() {
-        return Ok(report_invalid(printer, Format::Human, invalid));
+        return Ok(report_invalid(printer, args.output.get(), invalid));
     }
     let mut plans = Vec::new();
     for p in planned {
@@ -85,13 +86,46 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         if args.all_changed {
             printer.status(&format!("no tenant differs from `{}`; nothing to propose", base.label));
         }
+        let data = if single {
+            json!({"tenant": tenant, "base": base.label, "changes": []})
+        } else {
+            json!({"base": base.label, "pullRequests": []})
+        };
+        printer.envelope(true, data);
         return Ok(ExitStatus::Success);
     }
+    let mut commits = Vec::new();
     for plan in &plans {
-        write_branch(printer, &ws, args, &base, plan)?;
+        commits.push(write_branch(printer, &ws, args, &base, plan)?);
+    }
+    let (status, requests) = if args.open {
+        pr_open::open_all(printer, &ws, args, &base, &plans)
+    } else {
+        (ExitStatus::Success, Vec::new())
+    };
+    if args.output.get() == Format::Json {
+        // One document: a single tenant's fields at the top, or a list of them.
+        let mut entries: Vec<serde_json::Value> = plans
+            .iter()
+            .zip(&commits)
+            .enumerate()
+            .map(|(i, (plan, commit))| {
+                let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+                json!({"tenant": plan.tenant, "base": base.label, "branch": plan.branch,
+                    "commit": commit, "pushedTo": args.push, "changes": paths,
+                    "title": plan.title, "body": plan.body, "request": requests.get(i).cloned().flatten()})
+            })
+            .collect();
+        let data = if single && entries.len() == 1 {
+            entries.remove(0)
+        } else {
+            json!({"base": base.label, "pullRequests": entries})
+        };
+        printer.envelope(status == ExitStatus::Success, data);
+        return Ok(status);
     }
     if args.open {
-        return Ok(pr_open::open_all(printer, &ws, args, &base, &plans));
+        return Ok(status);
     }
     for (i, plan) in plans.iter().enumerate() {
         let sep = if i > 0 { "\n" } else { "" };
@@ -130,6 +164,7 @@ fn plan_tenant(
     base_files: &BTreeMap<String, Vec<u8>>,
     before_inputs: &Inputs,
     tenant: &str,
+    locked: bool,
 ) -> Result<Planned> {
     let spec_path = format!("tenants/{tenant}.yaml");
     if !is_dns1035(tenant) {
@@ -165,7 +200,7 @@ fn plan_tenant(
     }
     let select = Options {
         tenants: vec![tenant.to_string()],
-        locked: false,
+        locked,
         full: true,
     };
     let after = match pipeline::run(&after_inputs, &select) {
@@ -194,6 +229,7 @@ fn plan_tenant(
     let (title, message, body) = (proposal.title(), proposal.commit_message(), proposal.body());
     let owner = tenant.to_string();
     Ok(Planned::Branch(Plan {
+        tenant: Some(tenant.to_string()),
         branch,
         changes,
         decided: Box::new(move |p| decided(&owner, p)),
@@ -206,7 +242,7 @@ fn plan_tenant(
 
 /// Creates or moves the plan's branch, then pushes it when asked; a failed push puts the local
 /// branch back.
-fn write_branch(printer: &Printer, ws: &Workspace, args: &PrArgs, base: &Base, plan: &Plan) -> Result<()> {
+fn write_branch(printer: &Printer, ws: &Workspace, args: &PrArgs, base: &Base, plan: &Plan) -> Result<String> {
     let refname = git::pr::check_branch(ws, &plan.branch)?;
     let sig = git::signature(&ws.repo, plan.author.as_ref(), commit_time()?)?;
     let updated = git::pr::update_branch(
@@ -243,7 +279,7 @@ fn write_branch(printer: &Printer, ws: &Workspace, args: &PrArgs, base: &Base, p
             }
         }
     }
-    Ok(())
+    Ok(updated.new.to_string())
 }
 
 /// The files `pr` reads from the base commit to render.

@@ -13,19 +13,28 @@ use crate::git::Workspace;
 use crate::git::pr::Base;
 
 /// Opens or updates the request of every plan's (pushed) branch.
-pub fn open_all(printer: &Printer, ws: &Workspace, args: &PrArgs, base: &Base, plans: &[Plan]) -> ExitStatus {
+/// Opens (or updates) one request per plan. Returns the exit status and, per plan, what the
+/// forge answered (`None` where it failed), for `--format json`.
+pub fn open_all(
+    printer: &Printer,
+    ws: &Workspace,
+    args: &PrArgs,
+    base: &Base,
+    plans: &[Plan],
+) -> (ExitStatus, Vec<Option<serde_json::Value>>) {
     let remote = args.push.as_deref().unwrap_or_default();
     let branches: Vec<&str> = plans.iter().map(|p| p.branch.as_str()).collect();
     let (target, token) = match prepare(ws, remote, args) {
         Ok(t) => t,
         Err(e) => {
             report(printer, &e, remote, &branches);
-            return ExitStatus::Error;
+            return (ExitStatus::Error, Vec::new());
         }
     };
     // The branch the request merges into, as the forge names it: `origin/main` is `main`.
     let into = base_branch(&base.label, remote);
     let mut status = ExitStatus::Success;
+    let mut answers = Vec::new();
     for plan in plans {
         let request = Request {
             base: into.clone(),
@@ -49,15 +58,25 @@ pub fn open_all(printer: &Printer, ws: &Workspace, args: &PrArgs, base: &Base, p
                     How::Unchanged => format!("{what} {n} is already up to date"),
                 };
                 printer.status(&format!("`{}`: {how}", plan.branch));
-                printer.data(&format!("{}\n", opened.url));
+                if !printer.is_json() {
+                    printer.data(&format!("{}\n", opened.url));
+                }
+                let action = match opened.how {
+                    How::Created => "created",
+                    How::Updated => "updated",
+                    How::Unchanged => "unchanged",
+                };
+                answers.push(Some(serde_json::json!({"forge": format!("{:?}", target.kind).to_lowercase(),
+                    "number": opened.number, "url": opened.url, "action": action})));
             }
             Err(e) => {
                 report(printer, &e, remote, &[plan.branch.as_str()]);
                 status = ExitStatus::Error;
+                answers.push(None);
             }
         }
     }
-    status
+    (status, answers)
 }
 
 /// The forge, its API and the token, from the remote's URL, `--forge`, `--forge-url` and the

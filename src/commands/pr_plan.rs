@@ -7,6 +7,8 @@ use crate::git::Change;
 
 /// One branch to write: what goes on it and the text of its pull request.
 pub struct Plan {
+    /// The tenant it proposes, `None` for the platform's branch.
+    pub tenant: Option<String>,
     /// The branch.
     pub branch: String,
     /// Every file the branch changes against the base.

@@ -108,6 +108,7 @@ pub fn plan(
     };
     let (title, message, body) = (text.title(), text.commit_message(), text.body());
     Ok(Planned::Branch(Plan {
+        tenant: None,
         branch,
         changes,
         decided: Box::new(|p: &str| p == PLATFORM_PATH || p == LOCK_PATH || is_any_output(p)),

@@ -28,7 +28,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     } else {
         stat_cache::Mode::Render
     };
-    let cache_key = stat_cache::key(args.select.locked);
+    let cache_key = stat_cache::key(args.select.render.locked);
     if cacheable && let Some(outcome) = stat_cache::lookup(repo, mode, &cache_key) {
         if printer.verbose() {
             printer.status("stat cache: no input or output changed since the last run that compared them");
@@ -38,12 +38,12 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
             ..tree::Plan::default()
         };
         if args.check {
-            return Ok(report_check(printer, args.format, &plan, &outcome.warnings));
+            return Ok(report_check(printer, args.output.format, &plan, &outcome.warnings));
         }
         let summary = summarize(&plan, &outcome.tenants);
         report_written(
             printer,
-            args.format,
+            args.output.format,
             &plan,
             &summary,
             &outcome.tenants,
@@ -61,14 +61,14 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     // is read while the inputs are.
     let (inputs, known) = rayon::join(|| inputs::read(repo, &args.select.tenants), || TenantCache::load(repo));
     let inputs = match inputs? {
-        Err(d) => return Ok(report_invalid(printer, args.format, d)),
+        Err(d) => return Ok(report_invalid(printer, args.output.format, d)),
         Ok(inputs) => inputs,
     };
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut parsed = ParseCache::default();
     let (hits, digests) = known.seed(&inputs, &mut parsed);
     let mut rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
-        Err(d) => return Ok(report_invalid(printer, args.format, d)),
+        Err(d) => return Ok(report_invalid(printer, args.output.format, d)),
         Ok(r) => r,
     };
     let render_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -119,7 +119,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
         {
             record(stamp);
         }
-        return Ok(report_check(printer, args.format, &plan, &rendered.warnings));
+        return Ok(report_check(printer, args.output.format, &plan, &rendered.warnings));
     }
     // Git is checked before anything is written, so a failure leaves the repository as it was.
     let committer = args
@@ -136,7 +136,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     }
     report_written(
         printer,
-        args.format,
+        args.output.format,
         &plan,
         &summary,
         &tenants,
@@ -154,14 +154,21 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
 fn report_check(printer: &Printer, format: Format, plan: &tree::Plan, warnings: &[Diagnostic]) -> ExitStatus {
     let drift = !plan.is_empty();
     match format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
-            json!({
-                "ok": !drift,
-                "drift": plan.paths(),
-                "diagnostics": warnings,
-            })
-        )),
+        Format::Json => {
+            let mut diagnostics = warnings.to_vec();
+            diagnostics.extend(plan.paths().into_iter().map(|p| {
+                Diagnostic::error(format!("`{p}` differs from what `kaas-gitops render` writes"))
+                    .in_file(p)
+                    .with_hint("run `kaas-gitops render` and commit the result")
+            }));
+            printer.envelope(
+                !drift,
+                json!({
+                    "drift": plan.paths(),
+                    "diagnostics": diagnostics,
+                }),
+            );
+        }
         Format::Github => {
             for d in warnings {
                 printer.data(&format!("{}\n", d.github_annotation()));
@@ -176,10 +183,13 @@ fn report_check(printer: &Printer, format: Format, plan: &tree::Plan, warnings: 
             printer.diagnostics(warnings);
             if drift {
                 printer.data(&plan.unified_diff());
-                printer.status(&format!(
-                    "error: {} file(s) differ from the rendered output\n\nhint: run `kaas-gitops render` and commit the result",
-                    plan.paths().len() + plan.leftovers.len()
-                ));
+                printer.error(
+                    &format!(
+                        "{} file(s) differ from the rendered output",
+                        plan.paths().len() + plan.leftovers.len()
+                    ),
+                    Some("run `kaas-gitops render` and commit the result"),
+                );
             } else {
                 printer.status("up to date: the files on disk are what kaas-gitops renders");
             }
@@ -208,13 +218,12 @@ fn report_written(
                 .iter()
                 .map(|(name, (status, files))| json!({"name": name, "status": status, "files": files}))
                 .collect();
-            printer.data(&format!("{}\n", json!({
-                "ok": true,
+            printer.envelope(true, json!({
                 "units": units,
                 "written": plan.created.iter().map(|(p, _)| p).chain(plan.changed.iter().map(|(p, _, _)| p)).collect::<Vec<_>>(),
                 "deleted": plan.deleted.iter().map(|(p, _)| p).collect::<Vec<_>>(),
                 "diagnostics": warnings,
-            })));
+            }));
         }
         Format::Github => {
             for d in warnings {
@@ -254,7 +263,7 @@ pub fn report_invalid(printer: &Printer, format: Format, mut diags: Vec<Diagnost
     diagnostics::sort(&mut diags);
     let errors = diags.iter().filter(|d| d.is_error()).count();
     match format {
-        Format::Json => printer.data(&format!("{}\n", json!({"ok": false, "diagnostics": diags}))),
+        Format::Json => printer.envelope(false, json!({"diagnostics": diags})),
         Format::Github => {
             for d in &diags {
                 printer.data(&format!("{}\n", d.github_annotation()));
@@ -262,7 +271,7 @@ pub fn report_invalid(printer: &Printer, format: Format, mut diags: Vec<Diagnost
         }
         Format::Human => {
             printer.diagnostics(&diags);
-            printer.status(&format!("error: {errors} problem(s) found; nothing was written"));
+            printer.failed(&format!("{errors} problem(s) found; nothing was written"));
         }
     }
     ExitStatus::Failure

@@ -21,22 +21,22 @@ pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
         &args.tenants,
         args.revision.as_deref(),
         &args.cluster,
-        args.format,
+        args.output.format,
     )? {
         Ok(p) => p,
         Err(status) => return Ok(status),
     };
     let (live, notes) = match cluster::read::fleet(&prepared.cluster, &prepared.entries) {
         Ok(l) => l,
-        Err(e) => return Ok(report_cluster_error(printer, args.format, &e)),
+        Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
     };
     let report = status::assess(&prepared.entries, &live, prepared.want.as_deref());
-    match args.format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
-            json!({"ok": true, "context": prepared.cluster.context, "server": prepared.cluster.server,
-                   "revision": report.revision, "sources": report.sources, "rows": report.rows, "notes": notes})
-        )),
+    match args.output.format {
+        Format::Json => printer.envelope(
+            true,
+            json!({"context": prepared.cluster.context, "server": prepared.cluster.server,
+                   "revision": report.revision, "sources": report.sources, "rows": report.rows, "notes": notes}),
+        ),
         Format::Human | Format::Github => {
             printer.data(&table(&report, printer.verbose()));
             for n in notes {
@@ -70,8 +70,10 @@ pub(crate) fn prepare(
     let fleet = Fleet::load(repo)?;
     let all = status::entries(&fleet.objects);
     if all.is_empty() {
-        printer.status("error: nothing rendered: no Flux Kustomization under `flux/`");
-        printer.hint("run `kaas-gitops render` first, or pass the repository with `--repo DIR`");
+        printer.error(
+            "nothing rendered: no Flux Kustomization under `flux/`",
+            Some("run `kaas-gitops render` first, or pass the repository with `--repo DIR`"),
+        );
         return Ok(Err(ExitStatus::Failure));
     }
     let unknown: Vec<&String> = tenants
@@ -80,10 +82,10 @@ pub(crate) fn prepare(
         .collect();
     if !unknown.is_empty() {
         let known: Vec<&str> = all.iter().filter_map(|e| e.tenant.as_deref()).collect();
+        let hint = format!("rendered tenants: {}", known.join(", "));
         for t in unknown {
-            printer.status(&format!("error: no tenant `{t}` is rendered under `flux/`"));
+            printer.error(&format!("no tenant `{t}` is rendered under `flux/`"), Some(&hint));
         }
-        printer.hint(&format!("rendered tenants: {}", known.join(", ")));
         return Ok(Err(ExitStatus::Failure));
     }
     let entries: Vec<Entry> = all
@@ -112,14 +114,14 @@ pub(crate) fn prepare(
 /// One message and a hint; exit 2.
 pub(crate) fn report_cluster_error(printer: &Printer, format: Format, e: &ClusterError) -> ExitStatus {
     match format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
-            json!({"ok": false, "error": {"message": e.to_string(), "hint": e.hint()}})
-        )),
-        Format::Human | Format::Github => {
-            printer.status(&format!("error: {e}"));
-            printer.hint(&e.hint());
+        Format::Json => {
+            let d = crate::diagnostics::Diagnostic::error(e.to_string()).with_hint(e.hint());
+            printer.envelope(
+                false,
+                json!({"diagnostics": [d], "error": {"message": e.to_string(), "hint": e.hint()}}),
+            );
         }
+        Format::Human | Format::Github => printer.error(&e.to_string(), Some(&e.hint())),
     }
     ExitStatus::Error
 }

@@ -35,7 +35,7 @@ struct Line {
 
 /// Runs `upgrade`.
 pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitStatus> {
-    let invalid = |d: Vec<Diagnostic>| Ok(report_invalid(printer, Format::Human, d));
+    let invalid = |d: Vec<Diagnostic>| Ok(report_invalid(printer, args.output.get(), d));
     let Some(target) = Target::parse(&args.kubernetes) else {
         return invalid(vec![
             Diagnostic::error(format!("`{}` is not a Kubernetes version", args.kubernetes)).with_hint(
@@ -136,12 +136,21 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     }
     // The same pipeline as `render`, on the edited files: the skew rules against the deployed
     // overlays, and every other rule, decide before anything is written.
-    let rendered = match pipeline::run(&next, &Options::default()) {
+    let options = Options {
+        locked: args.render.locked,
+        ..Options::default()
+    };
+    let rendered = match pipeline::run(&next, &options) {
         Err(d) => return invalid(d),
         Ok(r) => r,
     };
-    printer.data(&plan_text(target, args, &lines));
+    printer.diagnostics(&rendered.warnings);
+    let json = args.output.get() == Format::Json;
+    if !json {
+        printer.data(&plan_text(target, args, &lines));
+    }
     if args.dry_run || edits.is_empty() {
+        printer.envelope(true, plan_json(target, args, &lines, false, vec![]));
         return Ok(ExitStatus::Success);
     }
     let mut plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
@@ -164,21 +173,50 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             "next: commit and push (or rerun with --pr), let Flux apply it (`kaas-gitops wait {}`), then run the same upgrade again for tenants with further steps",
             moved.join(" ")
         ));
+        printer.envelope(true, plan_json(target, args, &lines, true, vec![]));
         return Ok(ExitStatus::Success);
     }
+    let mut proposals = Vec::new();
     for tenant in moved {
         let pr_args = PrArgs {
             tenant: Some(tenant.to_string()),
             base: args.base.clone(),
             push: args.push.clone(),
+            render: args.render,
+            output: args.output,
             ..PrArgs::default()
         };
-        let status = pr::run(printer, repo, &pr_args)?;
+        // Under --format json each proposal is one entry of this command's document.
+        let nested = printer.nested("PrResult");
+        let status = pr::run(&nested, repo, &pr_args)?;
+        proposals.extend(nested.captured());
         if status != ExitStatus::Success {
+            printer.envelope(false, plan_json(target, args, &lines, true, proposals));
             return Ok(status);
         }
     }
+    printer.envelope(true, plan_json(target, args, &lines, true, proposals));
     Ok(ExitStatus::Success)
+}
+
+/// The plan under `--format json`: `written` when the tenant files were edited and rendered;
+/// `pullRequests` the `pr` documents of `--pr`.
+fn plan_json(
+    target: Target,
+    args: &UpgradeArgs,
+    lines: &[Line],
+    written: bool,
+    pull_requests: Vec<serde_json::Value>,
+) -> serde_json::Value {
+    let tenants: Vec<_> = lines
+        .iter()
+        .map(|l| {
+            serde_json::json!({"tenant": l.tenant, "from": l.from.to_string(),
+                "to": l.to.map(|t| t.to_string()), "furtherSteps": l.further, "skipped": l.skipped})
+        })
+        .collect();
+    serde_json::json!({"target": target.to_string(), "wave": args.wave, "written": written,
+        "tenants": tenants, "pullRequests": pull_requests})
 }
 
 /// The plan as the user reads it: who moves from what to what, who needs more steps.

@@ -22,9 +22,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &ValidateArgs) -> Result<ExitSt
     let ValidateArgs {
         crds,
         fetch,
-        format,
+        output,
         no_kustomize,
     } = args;
+    let format = &output.format;
     let started = Instant::now();
     let crds = match crds {
         Some(dir) => CrdSource::Folder(dir.clone()),
@@ -75,13 +76,15 @@ fn pinned_crds(
         .filter(|f| !lock.crds.contains_key(&f.url))
         .map(|f| f.asset.to_string())
         .collect();
-    if !unlocked.is_empty() && format == Format::Human {
-        printer.status(&format!(
-            "warning: {} CRD release asset(s) have no sha256 in `kaas.lock`, so a changed asset would go unnoticed: {}",
-            unlocked.len(),
-            unlocked.join(", ")
-        ));
-        printer.hint("run `kaas-gitops pin` to record them");
+    if !unlocked.is_empty() && format != Format::Github {
+        printer.warning(
+            &format!(
+                "{} CRD release asset(s) have no sha256 in `kaas.lock`, so a changed asset would go unnoticed: {}",
+                unlocked.len(),
+                unlocked.join(", ")
+            ),
+            Some("run `kaas-gitops pin` to record them"),
+        );
     }
     if printer.verbose() {
         for f in &fetched {
@@ -97,10 +100,10 @@ fn pinned_crds(
 
 fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {
     match format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
+        Format::Json => printer.envelope(
+            report.errors() == 0,
             json!({
-                "ok": report.errors() == 0,
+                "diagnostics": report.findings.iter().map(validate::Finding::display_diagnostic).collect::<Vec<_>>(),
                 "objects": report.objects,
                 "files": report.files,
                 "folders": report.folders,
@@ -109,8 +112,8 @@ fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {
                 "warnings": report.warnings(),
                 "findings": report.findings,
                 "notes": report.notes,
-            })
-        )),
+            }),
+        ),
         Format::Github => {
             for f in &report.findings {
                 printer.data(&format!("{}\n", f.display_diagnostic().github_annotation()));
@@ -129,6 +132,8 @@ fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {
         for note in &report.notes {
             printer.status(&format!("note: {note}"));
         }
+    }
+    if printer.very_verbose() {
         for (step, took) in &report.timings {
             printer.status(&format!("  {step}: {} ms", took.as_millis()));
         }
@@ -146,8 +151,8 @@ fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {
         started.elapsed().as_millis()
     );
     if report.errors() > 0 {
-        printer.status(&format!(
-            "error: {} error(s), {} warning(s) in {scope}",
+        printer.failed(&format!(
+            "{} error(s), {} warning(s) in {scope}",
             report.errors(),
             report.warnings()
         ));

@@ -26,14 +26,16 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         &args.tenants,
         args.revision.as_deref(),
         &args.cluster,
-        args.format,
+        args.output.format,
     )? {
         Ok(p) => p,
         Err(status) => return Ok(status),
     };
     let Some(want) = want else {
-        printer.status("error: no revision to wait for: the repository has no commit");
-        printer.hint("pass `--revision REV`");
+        printer.error(
+            "no revision to wait for: the repository has no commit",
+            Some("pass `--revision REV`"),
+        );
         return Ok(ExitStatus::Failure);
     };
     if args.reconcile {
@@ -55,7 +57,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
                 // parent Kustomization create it, and kustomize-controller reconciles every
                 // Kustomization of a source whose revision changed.
                 Err(ClusterError::Api { code: 404, .. }) | Ok(()) => {}
-                Err(e) => return Ok(report_cluster_error(printer, args.format, &e)),
+                Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
             }
         }
         printer.status(&format!(
@@ -67,7 +69,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
     loop {
         let (live, _) = match cluster::read::fleet(&cluster, &entries) {
             Ok(l) => l,
-            Err(e) => return Ok(report_cluster_error(printer, args.format, &e)),
+            Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
         };
         let report = status::assess(&entries, &live, Some(&want));
         let verdict = status::verdict(&report);
@@ -81,17 +83,17 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
                     elapsed.as_secs()
                 ),
             )),
-            Verdict::Failed(why) => Some((ExitStatus::Failure, format!("error: {}", one_line(&why)))),
+            Verdict::Failed(why) => Some((ExitStatus::Failure, one_line(&why))),
             Verdict::Waiting(why) if elapsed >= args.timeout => Some((
                 ExitStatus::Failure,
                 format!(
-                    "error: not Ready after {}: {}",
+                    "not Ready after {}: {}",
                     humantime::format_duration(args.timeout),
                     one_line(&why)
                 ),
             )),
             Verdict::Waiting(why) => {
-                if why != said && args.format == Format::Human {
+                if why != said && args.output.format == Format::Human {
                     printer.status(&format!("waiting: {}", one_line(&why)));
                 }
                 said = why;
@@ -99,7 +101,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             }
         };
         if let Some((status, line)) = outcome {
-            finish(printer, args.format, &report, status, &line);
+            finish(printer, args.output.format, &report, status, &line);
             return Ok(status);
         }
         std::thread::sleep(
@@ -111,16 +113,30 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
 
 fn finish(printer: &Printer, format: Format, report: &Report, status: ExitStatus, line: &str) {
     match format {
-        Format::Json => printer.data(&format!(
-            "{}\n",
-            json!({"ok": status == ExitStatus::Success, "message": line, "revision": report.revision,
-                   "sources": report.sources, "rows": report.rows})
-        )),
+        Format::Json => {
+            let ok = status == ExitStatus::Success;
+            let (message, diagnostics) = if ok {
+                (line.to_string(), vec![])
+            } else {
+                (
+                    format!("error: {line}"),
+                    vec![crate::diagnostics::Diagnostic::error(line)],
+                )
+            };
+            printer.envelope(
+                ok,
+                json!({"message": message, "revision": report.revision, "diagnostics": diagnostics,
+                       "sources": report.sources, "rows": report.rows}),
+            );
+        }
         Format::Human | Format::Github => {
-            if status != ExitStatus::Success {
+            if status == ExitStatus::Success {
+                printer.status(line);
+            } else {
+                // The table says which object failed: shown with the error, under -q too.
                 printer.status(&table(report, false));
+                printer.failed(line);
             }
-            printer.status(line);
         }
     }
 }

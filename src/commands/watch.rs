@@ -150,7 +150,11 @@ fn try_render(
         }
     };
     let t_read = started.elapsed().as_secs_f64() * 1e3;
-    let rendered = match pipeline::run_cached(&inputs, &Options::default(), cache) {
+    let options = Options {
+        locked: args.render.locked,
+        ..Options::default()
+    };
+    let mut rendered = match pipeline::run_cached(&inputs, &options, cache) {
         Ok(r) => r,
         Err(mut d) => {
             diagnostics::sort(&mut d);
@@ -162,6 +166,13 @@ fn try_render(
     };
     let t_render = started.elapsed().as_secs_f64() * 1e3;
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
+    // The same warnings as `render` (e.g. a deleted tenant's etcd snapshots going with it).
+    let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
+    rendered
+        .warnings
+        .extend(crate::render::backup::deletion_warnings(deleted));
+    diagnostics::sort(&mut rendered.warnings);
+    printer.diagnostics(&rendered.warnings);
     if printer.verbose() {
         printer.status(&format!(
             "timings: read inputs {t_read:.1} ms, load+validate+render {:.1} ms, compare {:.1} ms",

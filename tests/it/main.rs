@@ -15,6 +15,7 @@ mod hostile;
 mod invariants;
 mod layout;
 mod objects;
+mod output;
 mod pin;
 mod pin_rate_limit;
 mod portable_fs;

@@ -182,3 +182,29 @@ fn a_render_waits_for_another_run_holding_the_lock() {
     assert!(repo.read(kcp).contains("replicas: 3"));
     assert_eq!(w.interrupt(), 0);
 }
+
+#[test]
+fn shows_the_warnings_render_shows() {
+    // Issue 20: `watch` printed no warning, not even that Flux would delete a tenant's etcd
+    // snapshots. The deletion here happens on the first save after the watcher started.
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    repo.decommission("globex");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let mut w = Watcher::start(&repo, &[]);
+    std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
+    let line = w.wait_for("Flux will delete the PersistentVolumeClaim `globex-etcd-backups`");
+    assert!(
+        line.starts_with("warning: deleting `overlays/tenants/globex/"),
+        "{line}"
+    );
+    w.wait_for("render: globex deleted");
+    // Unpinned images: the same warning as `render`, and --locked refuses them as render does.
+    assert_eq!(w.interrupt(), 0);
+    let mut w = Watcher::start(&repo, &["--locked"]);
+    let acme = repo.read("tenants/acme.yaml");
+    repo.write("tenants/acme.yaml", &format!("{acme}# saved again\n"));
+    w.wait_for("has no digest in kaas.lock (--locked)");
+    w.wait_for("nothing was written");
+    assert_eq!(w.interrupt(), 0);
+}
