@@ -468,10 +468,16 @@ fn helm_releases_install_from_a_helm_repository_of_the_platform_overlay_with_the
             // The chart comes from the repository kaas.yaml names for it.
             let chart = o["spec"]["chart"]["spec"]["chart"].as_str().unwrap();
             let spec = &fleet.platform["spec"];
+            // An add-on's chart: the catalog entry its release is named after, or the Nutanix
+            // CCM's shorthand.
+            let addon = o["spec"]["releaseName"].as_str().unwrap_or_default();
+            let catalog = &spec["addons"]["catalog"][addon];
             let from = match chart {
                 "kamaji" => &spec["kamaji"]["chart"],
                 "kamaji-etcd" => &spec["kamajiEtcd"]["chart"],
                 "cluster-autoscaler" => &spec["clusterAutoscaler"]["chart"],
+                "nutanix-cloud-provider" if catalog.is_null() => &spec["cloudControllerManagers"]["nutanix"],
+                _ if catalog["chart"] == chart => catalog,
                 other => panic!("{at}: a chart this test does not know: {other}"),
             };
             let url = |u: &Value| u.as_str().unwrap().trim_end_matches('/').to_string();
@@ -558,14 +564,20 @@ fn names_kaas_gitops_gives_resolve_to_what_it_renders() {
                             "{at}"
                         );
                     }
-                    "HelmChartProxy" => {
-                        for (k, v) in o["spec"]["clusterSelector"]["matchLabels"].as_object().unwrap() {
-                            assert_eq!(
-                                cluster_labels.get(k),
-                                Some(v),
-                                "{at}: the proxy does not select the Cluster"
-                            );
-                        }
+                    "HelmChartProxy" => panic!("{at}: add-ons are HelmReleases, never HelmChartProxies"),
+                    // An add-on reaches the tenant cluster through Cluster API's kubeconfig
+                    // Secret of this Cluster (`<cluster>-kubeconfig`, key `value`).
+                    "HelmRelease" if o["spec"].get("kubeConfig").is_some() => {
+                        assert_eq!(
+                            o["spec"]["kubeConfig"]["secretRef"],
+                            json!({"name": format!("{name}-kubeconfig"), "key": "value"}),
+                            "{at}"
+                        );
+                        assert!(
+                            o["spec"]["targetNamespace"].is_string(),
+                            "{at}: installs into the tenant's namespace"
+                        );
+                        assert_eq!(o["spec"]["storageNamespace"], o["spec"]["targetNamespace"], "{at}");
                     }
                     "Role" => {
                         for rule in o["rules"].as_array().unwrap() {

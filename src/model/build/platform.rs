@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use crate::diagnostics::Diagnostic;
 use crate::model::build::fields::{ETCD_JOB_IMAGE, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
-use crate::model::build::{providers, topology, upgrades};
+use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
     Chart, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, Platform, Provider, repository_name,
 };
@@ -192,6 +192,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     }
 
     let installed = providers::installed(src, spec, &mut errs);
+    let (addons, addon_defaults) = addons::platform(src, spec, &installed, &mut errs);
     let topology = spec
         .topology
         .as_ref()
@@ -314,7 +315,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         provider_config_secrets: installed.config_secrets,
         addon_providers: installed.addons,
         ipam_providers: installed.ipam,
-        nutanix_ccm_chart: installed.nutanix_ccm_chart,
+        addons,
+        addon_defaults,
         topology,
         autoscaler_chart,
         autoscaler_image,
@@ -516,13 +518,7 @@ fn repository_names(src: &Source, charts: [(&str, &Chart); 3], errs: &mut Vec<Di
 }
 
 /// A Helm chart source: an `https://` or `oci://` repository and a version.
-pub(crate) fn chart(
-    src: &Source,
-    field: &str,
-    name: &'static str,
-    c: &raw::Chart,
-    errs: &mut Vec<Diagnostic>,
-) -> Chart {
+pub(crate) fn chart(src: &Source, field: &str, name: &str, c: &raw::Chart, errs: &mut Vec<Diagnostic>) -> Chart {
     let ok = ["https://", "http://", "oci://"]
         .iter()
         .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());
@@ -542,7 +538,7 @@ pub(crate) fn chart(
         );
     }
     Chart {
-        name,
+        name: name.to_string(),
         repository: c.repository.trim_end_matches('/').to_string(),
         version: c.version.clone(),
     }
