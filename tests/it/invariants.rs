@@ -523,7 +523,6 @@ fn names_kaas_gitops_gives_resolve_to_what_it_renders() {
             let dir = tenant_dir(name);
             let at = format!("{}/{name}", fleet.name);
             let cluster = fleet.object(&dir, "Cluster", name);
-            let cluster_labels = cluster["metadata"]["labels"].as_object().unwrap();
             // The control plane's DataStore is one a chart creates.
             let store = if Fleet::is_topology(tenant) {
                 let vars = cluster["spec"]["topology"]["variables"].as_array().unwrap();
