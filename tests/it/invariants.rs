@@ -341,7 +341,13 @@ fn refs<'a>(v: &'a Value, path: &str, out: &mut Vec<(String, &'a str, &'a Value)
         Value::Object(m) => {
             for (k, child) in m {
                 let here = format!("{path}.{k}");
-                if here == ".spec.values" || here == ".metadata" || here == ".spec.patches" {
+                // `.spec.kubeConfig`: an add-on's HelmRelease reads the tenant's kubeconfig
+                // Secret, which the Kamaji provider writes (checked in `names_kaas_gitops_gives_resolve_to_what_it_renders`).
+                if here == ".spec.values"
+                    || here == ".metadata"
+                    || here == ".spec.patches"
+                    || here == ".spec.kubeConfig"
+                {
                     continue;
                 }
                 if (k.ends_with("Ref") || USER_SUPPLIED.contains(&k.as_str())) && child.is_object() {
@@ -719,7 +725,11 @@ fn walk_images(v: &Value, path: &str, out: &mut Vec<ImageRef>) {
             let tag = m.get("tag").and_then(Value::as_str);
             let repo = m.get("repository").or_else(|| m.get("image")).and_then(Value::as_str);
             if let (Some(repo), Some(tag)) = (repo, tag) {
-                let (tag, digest) = split_digest(tag);
+                let (tag, mut digest) = split_digest(tag);
+                // Charts with a separate digest (Cilium's): `digest` with `useDigest: true`.
+                if m.get("useDigest") == Some(&Value::Bool(true)) {
+                    digest = m.get("digest").and_then(Value::as_str).map(str::to_string);
+                }
                 out.push(ImageRef {
                     repository: repo.to_string(),
                     tag,

@@ -202,7 +202,11 @@ fn helm_release() -> HelmRelease {
                 },
             },
             install: action(),
-            upgrade: action(),
+            // `createNamespace` is an install field only.
+            upgrade: Action {
+                create_namespace: None,
+                ..action()
+            },
             uninstall: Some(Uninstall {
                 timeout: s("2m"),
                 disable_wait: true,

@@ -525,14 +525,6 @@ fn nutanix_bad_input() {
         "tenants/ahv.yaml:",
         "missing field `credentialsSecret`",
     );
-    let err = refused(
-        "nutanix",
-        "kaas.yaml",
-        |t| t.replace("    addonProviders: {helm: v0.6.4}\n", ""),
-        "kaas.yaml:29:",
-        "the `nutanix` provider needs the Helm addon provider (CAAPH)",
-    );
-    assert!(err.contains("addonProviders: {helm: v0.6.4}"), "{err}");
     refused(
         "nutanix",
         "kaas.yaml",
@@ -543,7 +535,17 @@ fn nutanix_bad_input() {
             )
         },
         "kaas.yaml:29:",
-        "the `nutanix` provider needs its cloud controller manager chart",
+        "the `nutanix` provider needs its cloud controller manager in every tenant",
+    );
+    // Without CAAPH the CCM still installs: it is a HelmRelease like every add-on.
+    let repo = Repo::fixture("providers/nutanix");
+    repo.replace("kaas.yaml", "    addonProviders: {helm: v0.6.4}\n", "");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        repo.path()
+            .join("overlays/tenants/ahv/helmrelease-ahv-nutanix-ccm.yaml")
+            .is_file()
     );
 }
 
