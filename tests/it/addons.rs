@@ -26,8 +26,7 @@ fn files(repo: &Repo, dir: &str) -> Vec<String> {
 }
 
 /// A catalog with a CNI, a CCM-kind and an `other` add-on, the CNI the default.
-const CATALOG: &str = "  dataStores: [default]
-  addons:
+const CATALOG: &str = "  addons:
     catalog:
       cilium:
         kind: cni
@@ -65,10 +64,9 @@ fn with_catalog() -> Repo {
     let repo = Repo::example();
     let text = repo.read("kaas.yaml");
     let start = text
-        .find("  dataStores: [default]\n")
-        .expect("the example's dataStores line");
-    let end = text.find("  git:\n").expect("the example's git block");
-    repo.write("kaas.yaml", &format!("{}{CATALOG}{}", &text[..start], &text[end..]));
+        .find("  # Charts installed into every tenant cluster")
+        .expect("the example's add-ons, last in kaas.yaml");
+    repo.write("kaas.yaml", &format!("{}{CATALOG}", &text[..start]));
     repo
 }
 

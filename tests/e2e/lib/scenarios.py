@@ -493,8 +493,8 @@ def addons_through_kubeconfig(e):
             for n, k in (("probe-cni", "cni"), ("probe-ccm", "ccm"), ("probe-app", "other")))
         k = os.path.join(d, "kaas.yaml")
         text = read(k)
-        start, end = text.index("  addons:\n"), text.index("  git:\n")
-        write(k, text[:start] + "  addons:\n    catalog:\n" + catalog + "    defaults: {cni: probe-cni}\n" + text[end:])
+        start = text.index("  # Charts installed into every tenant cluster")  # the example's add-ons, last
+        write(k, text[:start] + "  addons:\n    catalog:\n" + catalog + "    defaults: {cni: probe-cni}\n")
 
     f = e.new_fleet("addons", fill)
     f.render()
