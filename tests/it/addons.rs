@@ -391,3 +391,32 @@ fn a_pinned_cilium_image_renders_with_its_digest_and_the_chart_uses_it() {
     let agent = &ds["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(agent["image"], format!("quay.io/cilium/cilium:v1.19.6@{digest}"));
 }
+
+#[test]
+fn validate_refuses_a_control_plane_keeping_kube_proxy_beside_a_cni_that_replaces_it() {
+    let repo = rendered_example();
+    let crds = crate::common::crds_dir();
+    let crds = crds.to_str().unwrap();
+    let ok = repo.run(&["validate", "--crds", crds]);
+    assert_eq!(ok.code, 0, "the example validates:\n{}", ok.stderr);
+    // A hand edit turns Kamaji's kube-proxy back on next to Cilium's kube-proxy replacement.
+    repo.replace(
+        "overlays/tenants/acme/kamajicontrolplane-acme.yaml",
+        "    coreDNS: {}\n",
+        "    coreDNS: {}\n    kubeProxy: {}\n",
+    );
+    let run = repo.run(&["validate", "--crds", crds]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--> overlays/tenants/acme/kamajicontrolplane-acme.yaml:16:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("Kamaji's kube-proxy is on, and the HelmRelease `acme-cilium`"),
+        "{}",
+        run.stderr
+    );
+}
