@@ -508,8 +508,14 @@ def addons_through_kubeconfig(e):
             e.c.kubectl("get", "-n", "probe", "helmrelease", n, check=False).returncode == 0 for n in names), timeout=240, interval=2)
     except TimeoutError as ex:
         return [f"{ex}: Kustomizations {e.describe(f.wait_ready(sha, timeout=1)[1])}"]
-    # Without the kubeconfig Secret nothing reaches the target.
-    time.sleep(10)
+    # Without the kubeconfig Secret nothing reaches the target: helm-controller's reconcile ends
+    # in RESTClientError (helm-controller v1.6.3 internal/controller/helmrelease_controller.go,
+    # buildRESTClientGetter) and is retried. Its workers may still be busy with the pruned
+    # example's releases (their installs wait up to 5m on a bed without kubelets): wait for it.
+    try:
+        e.c.wait_for("helm-controller tried the CNI release without its kubeconfig Secret", lambda: "kubeconfig" in e.hr_status("probe", "probe-probe-cni").lower(), timeout=420, interval=3)
+    except TimeoutError as ex:
+        e.r.finding("addons", f"{ex}: {e.hr_status('probe', 'probe-probe-cni')}")
     early = [n for n, _ in PROBE_CHARTS if e.c.kubectl("get", "-n", "kube-system", "configmap", n, check=False).returncode == 0]
     if early:
         fails.append(f"installed before the kubeconfig Secret existed: {early}")
@@ -525,7 +531,7 @@ def addons_through_kubeconfig(e):
         e.c.kubectl("annotate", "--overwrite", "-n", "probe", "helmrelease", n, f"reconcile.fluxcd.io/requestedAt={time.time()}")
     try:
         e.c.wait_for("the three add-ons Ready", lambda: all("Ready=True" in e.hr_status("probe", n) for n in names),
-                     timeout=300, interval=2)
+                     timeout=600, interval=2)
     except TimeoutError as ex:
         return fails + [f"{ex}: " + "; ".join(f"{n}: {e.hr_status('probe', n)}" for n in names)]
     e.r.figure("add-ons: kubeconfig Secret -> three releases Ready in order", f"{time.time() - t0:.1f}s")
