@@ -267,7 +267,7 @@ mod tests {
 
     fn chart(url: &str) -> Chart {
         Chart {
-            name: "x",
+            name: "x".into(),
             repository: url.into(),
             version: "1".into(),
         }
