@@ -77,8 +77,6 @@ const POLICY: &str = "    image:\n      repository: docker.io/clastix/kamaji\n  
 fn registry() -> Memory {
     Memory::default()
         .with("docker.io/clastix/kamaji", "26.8.2-edge", "kamaji 26.8.2")
-        // The example's Cilium add-on image (kaas.yaml `spec.addons.catalog.cilium.images`).
-        .with("quay.io/cilium/cilium", "v1.19.6", "cilium 1.19.6")
         .with("docker.io/clastix/kamaji", "26.8.3-edge", "kamaji 26.8.3")
         .with("docker.io/clastix/kamaji", "edge-26.2.5", "kamaji old")
         .with("docker.io/clastix/kamaji", "latest", "kamaji latest")
@@ -129,15 +127,15 @@ fn pins_every_image_once_and_keeps_vips() {
     lock.vips.insert("acme".into(), "10.0.0.1".parse().unwrap());
     let mut reg = registry();
     let out = plan(&p, &lock, &all(), &mut reg).unwrap();
-    // Seven images, the autoscaler once per Kubernetes minor of `tagsByMinor`, and Cilium's.
-    assert_eq!(out.lock.images.len(), 12);
+    // Seven images, and the autoscaler once per Kubernetes minor of `tagsByMinor`.
+    assert_eq!(out.lock.images.len(), 11);
     assert_eq!(out.lock.vips, lock.vips);
     assert_eq!(
         out.lock.images.digest("docker.io/clastix/kamaji", "26.8.2-edge"),
         Some(Digest::of(b"kamaji 26.8.2").as_str())
     );
     assert!(out.entries.iter().all(|e| e.change == Change::New));
-    assert_eq!(reg.calls.len(), 12, "{:?}", reg.calls);
+    assert_eq!(reg.calls.len(), 11, "{:?}", reg.calls);
     assert!(reg.calls.iter().all(|c| c.starts_with("resolve")));
 }
 
@@ -163,7 +161,7 @@ fn update_re_resolves_and_reports_a_moved_digest() {
         images: vec![],
     };
     let out = plan(&p, &first.lock, &update, &mut reg).unwrap();
-    assert_eq!(reg.calls.len(), 12);
+    assert_eq!(reg.calls.len(), 11);
     let moved: Vec<_> = out.entries.iter().filter(|e| e.change == Change::Moved).collect();
     assert_eq!(moved.len(), 1);
     assert_eq!(moved[0].digest, Digest::of(b"rebuilt").as_str());
@@ -210,7 +208,7 @@ fn a_policy_picks_the_newest_allowed_edge_tag_and_sticks_until_update() {
             "resolve docker.io/clastix/kamaji:26.9.1-edge".to_string()
         ]
     );
-    assert_eq!(moved.lock.images.len(), 12);
+    assert_eq!(moved.lock.images.len(), 11);
 }
 
 #[test]

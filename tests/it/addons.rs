@@ -111,10 +111,8 @@ fn every_example_tenant_gets_cilium_through_its_kubeconfig_wired_to_its_cidr_and
         assert_eq!(v["k8sServicePort"], 6443);
         assert_eq!(v["kubeProxyReplacement"], true);
         assert_eq!(v["operator"]["replicas"], 1, "the catalog's values");
-        // The agent image is listed for pinning; unpinned in the example's kaas.lock, so the
-        // chart's own digest (of its default tag) must not be used.
-        assert_eq!(v["image"]["repository"], "quay.io/cilium/cilium");
-        assert_eq!(v["image"]["useDigest"], false);
+        // No image listed in the example's catalog: the chart's own digests stay.
+        assert!(v.get("image").is_none(), "{v}");
         // Kamaji's kube-proxy is off: Cilium replaces it.
         let kcp = repo.object(&format!("overlays/tenants/{tenant}/kamajicontrolplane-{tenant}.yaml"));
         assert!(
@@ -271,20 +269,25 @@ fn helm() -> PathBuf {
 }
 
 /// Cilium 1.19.6 whole: `KAAS_CHARTS/cilium`, else `../shared/charts/cilium`. It is not among
-/// the charts `tests/upstream/charts.sh` assembles from Go modules (cilium/charts publishes a
-/// tarball, not a module): without it this test fails, it never skips.
+/// the charts `tests/upstream/charts.sh` assembles into `KAAS_CHARTS` (cilium/charts publishes a
+/// tarball, not a Go module, so `sources.tsv` cannot name it): without a maintainer's copy
+/// this test fails, it never skips.
 fn cilium_chart() -> PathBuf {
-    let dir = std::env::var_os("KAAS_CHARTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("../shared/charts"))
-        .join("cilium");
-    assert!(
-        dir.join("Chart.yaml").is_file() && dir.join("values.schema.json").is_file(),
-        "no Cilium 1.19.6 chart at {}: put the upstream chart (cilium/charts cilium-1.19.6.tgz, \
-         unpacked) there, or point KAAS_CHARTS at a folder holding it",
-        dir.display()
-    );
-    dir
+    let candidates: Vec<PathBuf> = std::env::var_os("KAAS_CHARTS")
+        .map(|d| PathBuf::from(d).join("cilium"))
+        .into_iter()
+        .chain([project_root().join("../shared/charts/cilium")])
+        .collect();
+    candidates
+        .iter()
+        .find(|d| d.join("Chart.yaml").is_file() && d.join("values.schema.json").is_file())
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "no Cilium 1.19.6 chart in {candidates:?}: put the upstream chart (cilium/charts \
+                 cilium-1.19.6.tgz, unpacked) in `KAAS_CHARTS/cilium` or `../shared/charts/cilium`"
+            )
+        })
 }
 
 fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value) -> Vec<Value> {
@@ -338,9 +341,10 @@ fn the_real_cilium_chart_takes_the_tenant_cidr_and_endpoint_from_the_values_kaas
         .expect("the cilium-agent container");
     assert_eq!(env_of(agent, "KUBERNETES_SERVICE_HOST"), Some(&json!("10.0.4.10")));
     assert_eq!(env_of(agent, "KUBERNETES_SERVICE_PORT"), Some(&json!("6443")));
+    // The chart's own pin of its default image (cilium 1.19.6 `values.yaml` `image.digest`).
     assert_eq!(
-        agent["image"], "quay.io/cilium/cilium:v1.19.6",
-        "the tag, never the chart's digest of another tag"
+        agent["image"],
+        "quay.io/cilium/cilium:v1.19.6@sha256:0df5b2750b64c49843aba1d649e9eaf61467cb0645ad3171db6f6962c095ac92"
     );
     let operator = find(&docs, "Deployment", "cilium-operator");
     assert_eq!(operator["spec"]["replicas"], 1);
@@ -369,7 +373,7 @@ fn the_real_cilium_chart_takes_the_tenant_cidr_and_endpoint_from_the_values_kaas
 #[test]
 fn a_pinned_cilium_image_renders_with_its_digest_and_the_chart_uses_it() {
     let chart = cilium_chart();
-    let repo = Repo::example();
+    let repo = with_catalog();
     let digest = format!("sha256:{}", "ab".repeat(32));
     let lock = std::fs::read_to_string(project_root().join("kaas.lock"))
         .unwrap()
@@ -418,5 +422,31 @@ fn validate_refuses_a_control_plane_keeping_kube_proxy_beside_a_cni_that_replace
             .contains("Kamaji's kube-proxy is on, and the HelmRelease `acme-cilium`"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn an_unpinned_image_of_a_digest_chart_never_keeps_the_charts_digest() {
+    let repo = with_catalog();
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("quay.io/cilium/cilium:v1.19.6"),
+        "named as unpinned: {}",
+        run.stderr
+    );
+    let hr = repo.object("overlays/tenants/acme/helmrelease-acme-cilium.yaml");
+    assert_eq!(
+        hr["spec"]["values"]["image"],
+        json!({"repository": "quay.io/cilium/cilium", "tag": "v1.19.6", "useDigest": false})
+    );
+    let locked = repo.run(&["render", "--locked"]);
+    assert_eq!(locked.code, 1, "{}", locked.stderr);
+    assert!(
+        locked
+            .stderr
+            .contains("`quay.io/cilium/cilium:v1.19.6` has no digest in kaas.lock"),
+        "{}",
+        locked.stderr
     );
 }

@@ -5,9 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostics::Diagnostic;
-use crate::model::build::fields::image;
+use crate::model::build::fields::{chart, image};
 use crate::model::build::names::is_dns1123_label;
-use crate::model::build::platform::chart;
 use crate::model::build::providers::Installed;
 use crate::model::{
     AddonChart, AddonDefaults, AddonImage, AddonKind, AddonWiring, DigestFormat, Platform, Provider, TenantAddon,

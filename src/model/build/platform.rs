@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::build::fields::{ETCD_JOB_IMAGE, image, image_or_default};
+use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
@@ -514,33 +514,6 @@ fn repository_names(src: &Source, charts: [(&str, &Chart); 3], errs: &mut Vec<Di
                 seen.insert(name, (field, &chart.repository));
             }
         }
-    }
-}
-
-/// A Helm chart source: an `https://` or `oci://` repository and a version.
-pub(crate) fn chart(src: &Source, field: &str, name: &str, c: &raw::Chart, errs: &mut Vec<Diagnostic>) -> Chart {
-    let ok = ["https://", "http://", "oci://"]
-        .iter()
-        .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());
-    if !ok {
-        errs.push(
-            src.error(
-                &format!("{field}.repository"),
-                format!("`{}` is not a Helm repository URL", c.repository),
-            )
-            .with_hint("write an `https://` Helm repository or an `oci://` registry path"),
-        );
-    }
-    if c.version.trim().is_empty() {
-        errs.push(
-            src.error(&format!("{field}.version"), "empty chart version")
-                .with_hint("write a version such as `0.17.0`"),
-        );
-    }
-    Chart {
-        name: name.to_string(),
-        repository: c.repository.trim_end_matches('/').to_string(),
-        version: c.version.clone(),
     }
 }
 
