@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 
+mod addons;
 pub mod build;
 pub mod crd_assets;
 pub mod pins;
@@ -15,7 +16,11 @@ mod topology;
 pub mod upgrade;
 pub mod vips;
 
-pub use crate::spec::raw::{AddressType, CgroupDriver, Contract, Provider, ServiceType, TagPattern, TaintEffect};
+pub use crate::spec::raw::{
+    AddonKind, AddonWiring, AddressType, CgroupDriver, Contract, DigestFormat, Provider, ServiceType, TagPattern,
+    TaintEffect,
+};
+pub use addons::{AddonChart, AddonDefaults, AddonImage, TenantAddon};
 pub use providers::{
     AwsCluster, HetznerCluster, Infrastructure, KubevirtCluster, LOCATION_ANNOTATION, MetalStackCluster,
     MetalStackFirewall, NutanixCluster, NutanixRef, PacketCluster, ProxmoxCluster, ProxmoxMachine,
@@ -73,7 +78,7 @@ impl fmt::Display for KubeVersion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chart {
     /// The chart's name in its repository (`kamaji`, `kamaji-etcd`, `cluster-autoscaler`).
-    pub name: &'static str,
+    pub name: String,
     /// Repository URL.
     pub repository: String,
     /// Version or range.
@@ -159,8 +164,11 @@ pub struct Platform {
     pub addon_providers: BTreeMap<String, String>,
     /// IPAM providers and their releases (the in-cluster one whenever Proxmox is installed).
     pub ipam_providers: BTreeMap<String, String>,
-    /// The Nutanix cloud controller manager chart, when the platform installs the provider.
-    pub nutanix_ccm_chart: Option<Chart>,
+    /// The add-on catalog (`spec.addons.catalog`, with `spec.cloudControllerManagers.nutanix`
+    /// as the entry `nutanix-ccm`), by name.
+    pub addons: BTreeMap<String, AddonChart>,
+    /// What tenants get when their file says nothing.
+    pub addon_defaults: AddonDefaults,
     /// ClusterClasses, when the platform defines any.
     pub topology: Option<Topology>,
     /// The cluster-autoscaler chart.
@@ -259,18 +267,18 @@ impl Chart {
 }
 
 impl Platform {
-    /// The platform's charts with the `kaas.yaml` field that sets each one's version.
-    pub fn charts(&self) -> Vec<(&'static str, &Chart)> {
+    /// The platform's charts (add-ons included) with the `kaas.yaml` field that sets each one's
+    /// version.
+    pub fn charts(&self) -> Vec<(String, &Chart)> {
         let mut out = vec![
-            ("spec.kamaji.chart.version", &self.kamaji_chart),
-            ("spec.kamajiEtcd.chart.version", &self.etcd_chart),
-            ("spec.clusterAutoscaler.chart.version", &self.autoscaler_chart),
+            ("spec.kamaji.chart.version".to_string(), &self.kamaji_chart),
+            ("spec.kamajiEtcd.chart.version".to_string(), &self.etcd_chart),
+            (
+                "spec.clusterAutoscaler.chart.version".to_string(),
+                &self.autoscaler_chart,
+            ),
         ];
-        out.extend(
-            self.nutanix_ccm_chart
-                .as_ref()
-                .map(|c| ("spec.cloudControllerManagers.nutanix.version", c)),
-        );
+        out.extend(self.addons.values().map(|a| (format!("{}.version", a.field), &a.chart)));
         out
     }
 
@@ -286,6 +294,7 @@ impl Platform {
             &self.autoscaler_image,
         ];
         images.extend(self.autoscaler_images_by_minor.values());
+        images.extend(self.addons.values().flat_map(|a| a.images.iter().map(|i| &i.image)));
         // Backup images only when backups are on, so `pin` does not pin what nothing renders.
         if let Some(b) = &self.backups {
             images.push(&b.image);
@@ -391,6 +400,9 @@ pub struct Tenant {
     pub admin_groups: Vec<String>,
     /// SSH keys for every node.
     pub ssh_authorized_keys: Vec<String>,
+    /// Add-ons of the platform's catalog installed into the cluster, in install order (the CNI,
+    /// then cloud controller managers, then the rest, each group by name).
+    pub addons: Vec<TenantAddon>,
 }
 
 impl Tenant {

@@ -1,6 +1,7 @@
 //! Model -> desired file tree. Pure: no I/O, no clock, no environment. Tenants render in
 //! parallel; the tree is a sorted map, so the output does not depend on scheduling.
 
+pub mod addons;
 pub mod backup;
 mod flux;
 pub mod images;

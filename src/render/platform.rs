@@ -58,6 +58,9 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     for c in [&p.kamaji_chart, &p.etcd_chart, &p.autoscaler_chart] {
         repos.entry(c.repository.clone()).or_insert(c);
     }
+    for a in p.addons.values() {
+        repos.entry(a.chart.repository.clone()).or_insert(&a.chart);
+    }
     for chart in repos.values() {
         let name = repository_name(chart);
         let oci = chart.repository.starts_with("oci://");
@@ -172,6 +175,7 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
         },
     };
     let action = || Action {
+        create_namespace: None,
         crds: Some("CreateReplace".into()),
         remediation: Some(Remediation { retries: 3 }),
         strategy: None,
@@ -181,9 +185,14 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
         HelmReleaseSpec {
             interval: p.interval.clone(),
             release_name: KAMAJI_RELEASE.into(),
+            target_namespace: None,
+            storage_namespace: None,
+            kube_config: None,
+            depends_on: Vec::new(),
             chart: chart_spec(p, &p.kamaji_chart),
             install: action(),
             upgrade: action(),
+            uninstall: None,
             values,
         },
     );
@@ -258,7 +267,7 @@ mod tests {
 
     fn chart(url: &str) -> Chart {
         Chart {
-            name: "x",
+            name: "x".into(),
             repository: url.into(),
             version: "1".into(),
         }

@@ -39,7 +39,8 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
             }
         }
     }
-    out.extend(providers::extra_objects(p, t));
+    out.extend(providers::extra_objects(t));
+    out.extend(crate::render::addons::objects(p, images, t));
     if t.autoscales() {
         out.push(autoscaler(p, images, t));
     }
@@ -142,6 +143,7 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
 /// (fluxcd/helm-controller v1.6.3 `api/v2/helmrelease_types.go`: `Strategy`, `RetryOnFailure`.)
 fn retry_on_failure() -> Action {
     Action {
+        create_namespace: None,
         crds: None,
         remediation: None,
         strategy: Some(Strategy {
@@ -158,9 +160,14 @@ fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Ch
         HelmReleaseSpec {
             interval: p.interval.clone(),
             release_name: name.clone(),
+            target_namespace: None,
+            storage_namespace: None,
+            kube_config: None,
+            depends_on: Vec::new(),
             chart: chart_spec(p, chart),
             install: retry_on_failure(),
             upgrade: retry_on_failure(),
+            uninstall: None,
             values,
         },
     );

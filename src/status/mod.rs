@@ -409,6 +409,7 @@ mod tests {
             acme,
             [
                 "Cluster/acme",
+                "HelmRelease/acme-cilium",
                 "HelmRelease/acme-etcd",
                 "KamajiControlPlane/acme",
                 "MachineDeployment/acme-md-0"

@@ -7,6 +7,7 @@
 //! rules across the fleet (`refs`, `contracts`) -> every folder builds with kustomize to exactly
 //! its objects (`kustomize`).
 
+mod addons;
 mod builtin;
 mod cel;
 pub mod contracts;

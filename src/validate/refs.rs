@@ -97,6 +97,7 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         out.extend(labels::check(o));
     }
     out.extend(datastores::check(fleet, platform));
+    out.extend(crate::validate::addons::check(fleet));
     out.extend(vips(fleet));
     out.extend(versions(&index, fleet, platform));
     out

@@ -17,7 +17,8 @@ use kaas_gitops::render::objects::controlplane::{
     Addons, Component, Defaults, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network, Resources,
 };
 use kaas_gitops::render::objects::helm::{
-    Action, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, Remediation, SourceRef, Strategy,
+    Action, Dependency as HelmDependency, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, KubeConfig,
+    Remediation, SecretKeyRef, SourceRef, Strategy, Uninstall,
 };
 use kaas_gitops::render::objects::kustomize::{Dependency, HealthCheck, Kustomization, KustomizationSpec};
 use serde_json::Value;
@@ -170,6 +171,7 @@ fn kamaji_control_plane() -> KamajiControlPlane {
 
 fn helm_release() -> HelmRelease {
     let action = || Action {
+        create_namespace: Some(true),
         crds: Some(s("CreateReplace")),
         remediation: Some(Remediation { retries: 3 }),
         strategy: Some(Strategy {
@@ -182,6 +184,15 @@ fn helm_release() -> HelmRelease {
         HelmReleaseSpec {
             interval: s("10m"),
             release_name: s("r"),
+            target_namespace: Some(s("kube-system")),
+            storage_namespace: Some(s("kube-system")),
+            kube_config: Some(KubeConfig {
+                secret_ref: SecretKeyRef {
+                    name: s("t-kubeconfig"),
+                    key: s("value"),
+                },
+            }),
+            depends_on: vec![HelmDependency { name: s("t-cilium") }],
             chart: HelmChartTemplate {
                 spec: HelmChartSpec {
                     chart: s("c"),
@@ -191,7 +202,15 @@ fn helm_release() -> HelmRelease {
                 },
             },
             install: action(),
-            upgrade: action(),
+            // `createNamespace` is an install field only.
+            upgrade: Action {
+                create_namespace: None,
+                ..action()
+            },
+            uninstall: Some(Uninstall {
+                timeout: s("2m"),
+                disable_wait: true,
+            }),
             values: free(),
         },
     )

@@ -335,27 +335,26 @@ fn nutanix_guarantees() {
         t["spec"]["template"]["spec"]["cluster"],
         json!({"type": "uuid", "uuid": "00000000-1111-2222-3333-444444444444"})
     );
-    // The CCM through CAAPH, off control-plane nodes (there are none), its Secret by name.
-    let hcp = repo.object("overlays/tenants/ahv/helmchartproxy-ahv-nutanix-ccm.yaml");
-    assert_eq!(hcp["apiVersion"], "addons.cluster.x-k8s.io/v1alpha1");
-    let selector = &hcp["spec"]["clusterSelector"]["matchLabels"];
-    for (k, v) in selector.as_object().unwrap() {
-        assert_eq!(
-            &cluster["metadata"]["labels"][k], v,
-            "the HelmChartProxy must select the tenant's Cluster"
-        );
-    }
-    assert_eq!(hcp["spec"]["chartName"], "nutanix-cloud-provider");
-    assert_eq!(hcp["spec"]["version"], "0.6.2");
-    let values: Value = serde_saphyr::from_str(hcp["spec"]["valuesTemplate"].as_str().unwrap()).unwrap();
+    // The CCM like every add-on: a HelmRelease installing into the tenant cluster through its
+    // kubeconfig Secret, off control-plane nodes (there are none), its Secret by name.
+    let hr = repo.object("overlays/tenants/ahv/helmrelease-ahv-nutanix-ccm.yaml");
+    assert_eq!(hr["apiVersion"], "helm.toolkit.fluxcd.io/v2");
+    assert_eq!(
+        hr["spec"]["kubeConfig"]["secretRef"],
+        json!({"name": "ahv-kubeconfig", "key": "value"})
+    );
+    assert_eq!(hr["spec"]["chart"]["spec"]["chart"], "nutanix-cloud-provider");
+    assert_eq!(hr["spec"]["chart"]["spec"]["version"], "0.6.2");
+    assert_eq!(hr["spec"]["targetNamespace"], "kube-system");
+    assert!(
+        std::fs::read_dir(repo.path().join("overlays/tenants/ahv"))
+            .unwrap()
+            .all(|e| !e.unwrap().file_name().to_string_lossy().starts_with("helmchartproxy-")),
+        "no HelmChartProxy is rendered any more"
+    );
+    let values = &hr["spec"]["values"];
     assert_eq!(values["nodeSelector"], "");
     assert_eq!(values["createSecret"], false);
-    assert_eq!(values["secretName"], "nutanix-credentials");
-    assert_eq!(values["prismCentralEndPoint"], "pc.example.com");
-    assert!(
-        values.get("password").is_none() && values.get("username").is_none(),
-        "{values}"
-    );
     let caaph = repo.object("overlays/platform/addonprovider-helm.yaml");
     assert_eq!(caaph["metadata"]["namespace"], "caaph-system");
     assert_eq!(caaph["spec"]["version"], "v0.6.4");
@@ -526,14 +525,6 @@ fn nutanix_bad_input() {
         "tenants/ahv.yaml:",
         "missing field `credentialsSecret`",
     );
-    let err = refused(
-        "nutanix",
-        "kaas.yaml",
-        |t| t.replace("    addonProviders: {helm: v0.6.4}\n", ""),
-        "kaas.yaml:29:",
-        "the `nutanix` provider needs the Helm addon provider (CAAPH)",
-    );
-    assert!(err.contains("addonProviders: {helm: v0.6.4}"), "{err}");
     refused(
         "nutanix",
         "kaas.yaml",
@@ -544,7 +535,17 @@ fn nutanix_bad_input() {
             )
         },
         "kaas.yaml:29:",
-        "the `nutanix` provider needs its cloud controller manager chart",
+        "the `nutanix` provider needs its cloud controller manager in every tenant",
+    );
+    // Without CAAPH the CCM still installs: it is a HelmRelease like every add-on.
+    let repo = Repo::fixture("providers/nutanix");
+    repo.replace("kaas.yaml", "    addonProviders: {helm: v0.6.4}\n", "");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        repo.path()
+            .join("overlays/tenants/ahv/helmrelease-ahv-nutanix-ccm.yaml")
+            .is_file()
     );
 }
 

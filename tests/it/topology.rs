@@ -269,7 +269,7 @@ fn a_tenant_renders_a_cluster_with_topology() {
     assert!(repo.path().join(format!("{dir}/helmrelease-alpha-etcd.yaml")).exists());
     assert!(
         repo.path()
-            .join("overlays/tenants/gamma/helmchartproxy-gamma-nutanix-ccm.yaml")
+            .join("overlays/tenants/gamma/helmrelease-gamma-nutanix-ccm.yaml")
             .exists()
     );
     let delta = repo.object("overlays/tenants/delta/cluster-delta.yaml");

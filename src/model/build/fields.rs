@@ -2,7 +2,7 @@
 //! (repository, tag, tag policy) and storage sizes.
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{ImageSpec, TagPolicy};
+use crate::model::{Chart, ImageSpec, TagPolicy};
 use crate::spec::raw;
 use crate::spec::source::Source;
 
@@ -139,4 +139,31 @@ pub(crate) fn is_quantity(s: &str) -> bool {
     !digits.is_empty()
         && digits.parse::<f64>().is_ok_and(|v| v > 0.0)
         && ["", "Ki", "Mi", "Gi", "Ti", "Pi", "k", "M", "G", "T", "P"].contains(&suffix)
+}
+
+/// A Helm chart source: an `https://` or `oci://` repository and a version.
+pub(crate) fn chart(src: &Source, field: &str, name: &str, c: &raw::Chart, errs: &mut Vec<Diagnostic>) -> Chart {
+    let ok = ["https://", "http://", "oci://"]
+        .iter()
+        .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());
+    if !ok {
+        errs.push(
+            src.error(
+                &format!("{field}.repository"),
+                format!("`{}` is not a Helm repository URL", c.repository),
+            )
+            .with_hint("write an `https://` Helm repository or an `oci://` registry path"),
+        );
+    }
+    if c.version.trim().is_empty() {
+        errs.push(
+            src.error(&format!("{field}.version"), "empty chart version")
+                .with_hint("write a version such as `0.17.0`"),
+        );
+    }
+    Chart {
+        name: name.to_string(),
+        repository: c.repository.trim_end_matches('/').to_string(),
+        version: c.version.clone(),
+    }
 }

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::build::fields::{ETCD_JOB_IMAGE, image, image_or_default};
+use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
-use crate::model::build::{providers, topology, upgrades};
+use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
     Chart, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, Platform, Provider, repository_name,
 };
@@ -192,6 +192,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     }
 
     let installed = providers::installed(src, spec, &mut errs);
+    let (addons, addon_defaults) = addons::platform(src, spec, &installed, &mut errs);
     let topology = spec
         .topology
         .as_ref()
@@ -314,7 +315,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         provider_config_secrets: installed.config_secrets,
         addon_providers: installed.addons,
         ipam_providers: installed.ipam,
-        nutanix_ccm_chart: installed.nutanix_ccm_chart,
+        addons,
+        addon_defaults,
         topology,
         autoscaler_chart,
         autoscaler_image,
@@ -512,39 +514,6 @@ fn repository_names(src: &Source, charts: [(&str, &Chart); 3], errs: &mut Vec<Di
                 seen.insert(name, (field, &chart.repository));
             }
         }
-    }
-}
-
-/// A Helm chart source: an `https://` or `oci://` repository and a version.
-pub(crate) fn chart(
-    src: &Source,
-    field: &str,
-    name: &'static str,
-    c: &raw::Chart,
-    errs: &mut Vec<Diagnostic>,
-) -> Chart {
-    let ok = ["https://", "http://", "oci://"]
-        .iter()
-        .any(|p| c.repository.starts_with(p) && c.repository.len() > p.len());
-    if !ok {
-        errs.push(
-            src.error(
-                &format!("{field}.repository"),
-                format!("`{}` is not a Helm repository URL", c.repository),
-            )
-            .with_hint("write an `https://` Helm repository or an `oci://` registry path"),
-        );
-    }
-    if c.version.trim().is_empty() {
-        errs.push(
-            src.error(&format!("{field}.version"), "empty chart version")
-                .with_hint("write a version such as `0.17.0`"),
-        );
-    }
-    Chart {
-        name,
-        repository: c.repository.trim_end_matches('/').to_string(),
-        version: c.version.clone(),
     }
 }
 

@@ -190,6 +190,14 @@ pub fn tenant(
         removed_flags::check(src, v, "scheduler", &scheduler, &mut errs);
     }
 
+    let (tenant_addons, cni_replaces_kube_proxy) = crate::model::build::addons::tenant(
+        src,
+        spec,
+        infrastructure.as_ref().map(|i| i.provider()),
+        platform,
+        &mut errs,
+    );
+
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -208,7 +216,8 @@ pub fn tenant(
         service_type: service.kind.unwrap_or(ServiceType::LoadBalancer),
         service_annotations: service.annotations,
         core_dns: addons.core_dns.unwrap_or(true),
-        kube_proxy: addons.kube_proxy.unwrap_or(true),
+        // A CNI that replaces kube-proxy turns Kamaji's off (a tenant forcing it on is refused).
+        kube_proxy: addons.kube_proxy.unwrap_or(true) && !cni_replaces_kube_proxy,
         konnectivity: addons.konnectivity.unwrap_or(true),
         api_server,
         controller_manager,
@@ -227,6 +236,7 @@ pub fn tenant(
         pools,
         admin_groups: spec.access.admin_groups.clone(),
         ssh_authorized_keys: spec.ssh_authorized_keys.clone(),
+        addons: tenant_addons,
     })
 }
 

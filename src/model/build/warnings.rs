@@ -9,7 +9,7 @@ use crate::spec::source::Source;
 pub(crate) fn tenant(src: &Source, p: &Platform, t: &Tenant) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     autoscaler_minor(src, p, t, &mut out);
-    cloud_controller_manager(src, t, &mut out);
+    cloud_controller_manager(src, p, t, &mut out);
     out
 }
 
@@ -47,8 +47,17 @@ fn autoscaler_minor(src: &Source, p: &Platform, t: &Tenant, out: &mut Vec<Diagno
 /// them `node.cloudprovider.kubernetes.io/uninitialized` until the provider's cloud controller
 /// manager initialises them (kubernetes `staging/src/k8s.io/cloud-provider/api/well_known_taints.go`),
 /// and for which kaas-gitops installs none. Their upstream CCM manifests pin the CCM to
-/// control-plane nodes, which a Kamaji tenant does not have. Nutanix's is installed (CAAPH).
-fn cloud_controller_manager(src: &Source, t: &Tenant, out: &mut Vec<Diagnostic>) {
+/// control-plane nodes, which a Kamaji tenant does not have. Nutanix's is always an add-on; for the
+/// others a `ccm` add-on of the tenant's silences the warning.
+fn cloud_controller_manager(src: &Source, p: &Platform, t: &Tenant, out: &mut Vec<Diagnostic>) {
+    let has_ccm = t.addons.iter().any(|a| {
+        p.addons
+            .get(&a.name)
+            .is_some_and(|c| c.kind == crate::model::AddonKind::Ccm)
+    });
+    if has_ccm {
+        return;
+    }
     let (what, effect) = match t.provider() {
         // On these the kubelet knows its provider ID, so machines still become nodes; ordinary
         // pods stay Pending on the taint.
@@ -67,7 +76,8 @@ fn cloud_controller_manager(src: &Source, t: &Tenant, out: &mut Vec<Diagnostic>)
             ),
         )
         .with_hint(format!(
-            "install {what} into the tenant (its node selector cleared: Kamaji tenants have no control-plane nodes), e.g. from base/tenant/ with a ClusterResourceSet or a HelmChartProxy"
+            "add its chart to kaas.yaml `spec.addons.catalog` with `kind: ccm` (its node selector cleared: Kamaji tenants have no control-plane nodes) and list it in `spec.addons.defaults.providers.{}` (docs/addons.md)",
+            t.provider().as_str()
         )),
     );
 }

@@ -40,12 +40,27 @@ pub struct HelmReleaseSpec {
     pub interval: String,
     /// The Helm release name.
     pub release_name: String,
+    /// The namespace the chart is installed into (default: the HelmRelease's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_namespace: Option<String>,
+    /// The namespace of Helm's release Secrets (default: the HelmRelease's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage_namespace: Option<String>,
+    /// The cluster the chart is installed into (default: this one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kube_config: Option<KubeConfig>,
+    /// HelmReleases that must be Ready first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<Dependency>,
     /// `chart`.
     pub chart: HelmChartTemplate,
     /// `install`.
     pub install: Action,
     /// `upgrade`.
     pub upgrade: Action,
+    /// `uninstall`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uninstall: Option<Uninstall>,
     /// The chart's values, free-form.
     pub values: Node,
 }
@@ -88,6 +103,9 @@ pub struct SourceRef {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Action {
+    /// Create `targetNamespace` when missing (install only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_namespace: Option<bool>,
     /// What happens to the chart's CRDs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crds: Option<String>,
@@ -115,4 +133,40 @@ pub struct Strategy {
     pub name: String,
     /// The wait between retries.
     pub retry_interval: String,
+}
+
+/// `spec.kubeConfig`: a Secret in the HelmRelease's namespace holding a kubeconfig.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeConfig {
+    /// `secretRef`.
+    pub secret_ref: SecretKeyRef,
+}
+
+/// `{name, key}` of a Secret.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyRef {
+    /// The Secret's name.
+    pub name: String,
+    /// The key holding the kubeconfig.
+    pub key: String,
+}
+
+/// One entry of `spec.dependsOn`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dependency {
+    /// The HelmRelease's name (same namespace).
+    pub name: String,
+}
+
+/// `spec.uninstall`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Uninstall {
+    /// The time each uninstall attempt may take.
+    pub timeout: String,
+    /// Do not wait for the deleted resources to be gone.
+    pub disable_wait: bool,
 }

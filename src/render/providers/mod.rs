@@ -14,7 +14,7 @@ mod proxmox;
 use std::net::IpAddr;
 
 use crate::map;
-use crate::model::{Infrastructure, Platform, Provider, ProxmoxMachine, Tenant};
+use crate::model::{Infrastructure, Provider, ProxmoxMachine, Tenant};
 use crate::render::Object;
 use crate::render::node::Node;
 use crate::render::shared::tmeta;
@@ -258,9 +258,8 @@ pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
 }
 
 /// Objects of the provider's own in the tenant's overlay (either mode).
-pub(crate) fn extra_objects(p: &Platform, t: &Tenant) -> Vec<Object> {
+pub(crate) fn extra_objects(t: &Tenant) -> Vec<Object> {
     match &t.infrastructure {
-        Infrastructure::Nutanix(x) => nutanix::ccm(p, t, x).into_iter().collect(),
         Infrastructure::MetalStack(x) => metal_stack::firewall(t, x),
         _ => Vec::new(),
     }

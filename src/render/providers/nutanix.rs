@@ -2,13 +2,11 @@
 //! the `0.0.0.0:0` placeholder the Kamaji provider patches. The Nutanix cloud controller
 //! manager sets node provider IDs (`nutanix://<VM UUID>`, which cloud-init cannot know); it
 //! must run on workers, because Kamaji clusters have no control-plane nodes, and it is installed
-//! from the management cluster through a CAAPH `HelmChartProxy`.
+//! from the management cluster like every add-on (`render::addons`).
 
 use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
-use crate::model::{NutanixCluster, NutanixRef, Platform, Tenant};
-use crate::render::Object;
+use crate::model::{NutanixCluster, NutanixRef};
 use crate::render::node::Node;
-use crate::render::shared::tmeta;
 use crate::{map, seq};
 
 /// `NutanixCluster.spec`. A class template has no endpoint: the topology controller ignores an
@@ -68,42 +66,4 @@ pub(super) fn control_plane() -> ControlPlaneWiring {
         service_annotations: Vec::new(),
         external_cloud: true,
     }
-}
-
-/// The CCM's `HelmChartProxy`, selecting the tenant's `Cluster` by its tenant label.
-pub(super) fn ccm(p: &Platform, t: &Tenant, n: &NutanixCluster) -> Option<Object> {
-    let chart = p.nutanix_ccm_chart.as_ref()?;
-    let name = format!("{}-nutanix-ccm", t.name);
-    // The chart's defaults pin the CCM to control-plane nodes, which Kamaji clusters lack; its
-    // credentials Secret is named, never created from values.
-    let values = map! {
-        "prismCentralEndPoint" => &n.address,
-        "prismCentralPort" => n.port,
-        "prismCentralInsecure" => n.insecure,
-        "createSecret" => false,
-        "secretName" => &n.credentials_secret,
-        "nodeSelector" => "",
-    };
-    // CAAPH takes values as a (Go-templated) YAML string; written by the one YAML writer so
-    // every value is quoted as YAML needs.
-    let values = serde_saphyr::to_string(&values)
-        .expect("a Node always serializes: strings, ints, bools, maps and sequences only");
-    Some(Object {
-        kind: "HelmChartProxy",
-        name: name.clone(),
-        body: map! {
-            "apiVersion" => "addons.cluster.x-k8s.io/v1alpha1",
-            "kind" => "HelmChartProxy",
-            "metadata" => tmeta(t, &name),
-            "spec" => map! {
-                "clusterSelector" => map! {"matchLabels" => map! {"kaas-gitops.dev/tenant" => &t.name}},
-                "repoURL" => &chart.repository,
-                "chartName" => chart.name,
-                "version" => &chart.version,
-                "releaseName" => "nutanix-cloud-provider",
-                "namespace" => "kube-system",
-                "valuesTemplate" => values,
-            },
-        },
-    })
 }

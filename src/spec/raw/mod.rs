@@ -7,8 +7,13 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod addons;
 mod providers;
 mod topology;
+
+pub use addons::{
+    AddonDefaults, AddonImage, AddonKind, AddonWiring, CatalogAddon, DigestFormat, PlatformAddons, TenantAddons,
+};
 
 pub use providers::{
     Aws, Hetzner, Infrastructure, Ipv4Config, Kubevirt, MetalStack, MetalStackFirewall, Nutanix, Packet, PrismCentral,
@@ -105,6 +110,9 @@ pub struct TenantSpec {
     /// their cleanup; the tenant file is deleted afterwards.
     #[serde(default)]
     pub decommissioned: bool,
+    /// Add-ons installed into the tenant cluster from the platform's catalog: its CNI, extra
+    /// add-ons, value overrides (see docs/addons.md).
+    pub addons: Option<TenantAddons>,
 }
 
 /// `spec.kubernetes`.
@@ -463,6 +471,9 @@ pub struct PlatformSpec {
     /// How `kaas-gitops upgrade` moves tenants to a new Kubernetes version: the patch releases
     /// it may pick and the waves it moves tenants in (see docs/upgrades.md).
     pub upgrades: Option<Upgrades>,
+    /// Add-ons installed into tenant clusters: a catalog of charts and what tenants get by
+    /// default (see docs/addons.md).
+    pub addons: Option<PlatformAddons>,
 }
 
 /// `spec.upgrades`.
@@ -491,7 +502,8 @@ pub struct Wave {
     pub selector: Option<BTreeMap<String, String>>,
 }
 
-/// `spec.cloudControllerManagers`: charts installed into tenant clusters through CAAPH.
+/// `spec.cloudControllerManagers`: a shorthand for the Nutanix CCM's `spec.addons` catalog
+/// entry `nutanix-ccm` (installed like every add-on, see docs/addons.md).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CloudControllerManagers {

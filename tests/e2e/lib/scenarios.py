@@ -422,6 +422,160 @@ def mixed(d, n):
     shutil.copytree(os.path.join(MAIN, "base"), os.path.join(d, "base"))
 
 
+# Three tiny charts for the add-on scenario: each writes a ConfigMap into the target cluster, and
+# each after the first `lookup`s the one before it and fails the install without it, so an
+# install out of order fails inside Helm itself.
+PROBE_CHARTS = (("probe-cni", None), ("probe-ccm", "probe-cni"), ("probe-app", "probe-ccm"))
+
+
+def probe_chart(root, name, after):
+    d = os.path.join(root, "src", name)
+    os.makedirs(os.path.join(d, "templates"), exist_ok=True)
+    write(os.path.join(d, "Chart.yaml"), f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+    guard = ""
+    if after:
+        guard = ('{{- if not (lookup "v1" "ConfigMap" "kube-system" "%s") }}\n'
+                 '{{- fail "%s installed before %s" }}\n{{- end }}\n') % (after, name, after)
+    write(os.path.join(d, "templates", "cm.yaml"), guard + (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: kube-system\n"
+        "data:\n  podCIDR: {{ .Values.podCIDR | default \"\" | quote }}\n") % name)
+    return d
+
+
+def embedded_kubeconfig(c):
+    """The bed's admin kubeconfig with its certificates inline, as a Secret's value carries them."""
+    import base64
+    cfg = json.load(open(c.kubeconfig))
+    b64 = lambda p: base64.b64encode(open(p, "rb").read()).decode()  # noqa: E731
+    cl, us = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
+    cl["certificate-authority-data"] = b64(cl.pop("certificate-authority"))
+    us["client-certificate-data"] = b64(us.pop("client-certificate"))
+    us["client-key-data"] = b64(us.pop("client-key"))
+    return json.dumps(cfg)
+
+
+def addons_through_kubeconfig(e):
+    """Tenant add-ons (issue 23): the HelmReleases kaas-gitops renders reach a target cluster
+    through the tenant's kubeconfig Secret and helm-controller installs them in order.
+
+    The bed's own API server plays the tenant cluster: the scenario writes `probe-kubeconfig`
+    (key `value`) with the bed's admin credentials inline, as the Kamaji provider writes
+    `<cluster>-kubeconfig` once a control plane is up. Three tiny charts stand in for the CNI,
+    a CCM and an `other` add-on, from a loopback chart repository: the real Cilium chart would
+    install a DaemonSet and a Deployment that never become ready on a bed without nodes, and
+    helm-controller waits for them, so it could show nothing about order here (its values are
+    checked against the real chart with `helm template` in tests/it/addons.rs). Each probe chart
+    after the first `lookup`s the previous one's ConfigMap and fails without it: a release
+    installed out of order fails in Helm. Checked: nothing installs before the Secret exists;
+    all three install, in order; removing the `other` add-on from the tenant prunes its
+    HelmRelease and helm-controller uninstalls it from the target; deleting the tenant after its
+    kubeconfig Secret is gone does not hang on the add-ons' finalizers. The example fleet is
+    pruned (the root follows this repository), as in the mixed fleet scenario."""
+    fails = []
+    root = os.path.join(e.work, "charts", "addons")
+    os.makedirs(root, exist_ok=True)
+    for name, after in PROBE_CHARTS:
+        subprocess.run([e.helm, "package", probe_chart(os.path.join(e.work, "probe-src"), name, after), "-d", root],
+                       check=True, capture_output=True, text=True)
+    subprocess.run([e.helm, "repo", "index", root, "--url", f"http://127.0.0.1:{e.chart_port}/addons"],
+                   check=True, capture_output=True, text=True)
+
+    def fill(d):
+        Fleet.example(d)
+        for t in os.listdir(os.path.join(d, "tenants")):
+            os.remove(os.path.join(d, "tenants", t))
+        text = read(os.path.join(MAIN, "tenants", "initech.yaml")).replace("initech", "probe")
+        text = re.sub(r"autoscaling: \{min: 1, max: 3\}", "replicas: 1", text)
+        write(os.path.join(d, "tenants", "probe.yaml"), text + "  addons: {extra: [probe-ccm, probe-app]}\n")
+        url = f"http://127.0.0.1:{e.chart_port}/addons"
+        catalog = "".join(
+            f"      {n}: {{kind: {k}, repository: {url}, chart: {n}, version: 0.1.0}}\n"
+            for n, k in (("probe-cni", "cni"), ("probe-ccm", "ccm"), ("probe-app", "other")))
+        k = os.path.join(d, "kaas.yaml")
+        text = read(k)
+        start = text.index("  # Charts installed into every tenant cluster")  # the example's add-ons, last
+        write(k, text[:start] + "  addons:\n    catalog:\n" + catalog + "    defaults: {cni: probe-cni}\n")
+
+    f = e.new_fleet("addons", fill)
+    f.render()
+    sha = f.commit_push("a tenant with three add-ons")
+    e.bootstrap(f, open_gate=True)
+    f.poke()
+    f.wait_source(sha)
+    names = [f"probe-{n}" for n in ("probe-cni", "probe-ccm", "probe-app")]
+    try:
+        e.c.wait_for("the add-on HelmReleases on the API server", lambda: all(
+            e.c.kubectl("get", "-n", "probe", "helmrelease", n, check=False).returncode == 0 for n in names), timeout=240, interval=2)
+    except TimeoutError as ex:
+        return [f"{ex}: Kustomizations {e.describe(f.wait_ready(sha, timeout=1)[1])}"]
+    # Without the kubeconfig Secret nothing reaches the target: helm-controller's reconcile ends
+    # in RESTClientError (helm-controller v1.6.3 internal/controller/helmrelease_controller.go,
+    # buildRESTClientGetter) and is retried. Its workers may still be busy with the pruned
+    # example's releases (their installs wait up to 5m on a bed without kubelets): wait for it.
+    try:
+        e.c.wait_for("helm-controller tried the CNI release without its kubeconfig Secret", lambda: "kubeconfig" in e.hr_status("probe", "probe-probe-cni").lower(), timeout=420, interval=3)
+    except TimeoutError as ex:
+        e.r.finding("addons", f"{ex}: {e.hr_status('probe', 'probe-probe-cni')}")
+    early = [n for n, _ in PROBE_CHARTS if e.c.kubectl("get", "-n", "kube-system", "configmap", n, check=False).returncode == 0]
+    if early:
+        fails.append(f"installed before the kubeconfig Secret existed: {early}")
+    cni_status = e.hr_status("probe", "probe-probe-cni")
+    if "Ready=True" in cni_status:
+        fails.append(f"the CNI release is Ready without a kubeconfig Secret: {cni_status}")
+    print(f"  before the kubeconfig Secret: probe-probe-cni {cni_status}", flush=True)
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "probe-kubeconfig", "namespace": "probe"},
+              "type": "cluster.x-k8s.io/secret", "stringData": {"value": embedded_kubeconfig(e.c)}}
+    e.c.kubectl("apply", "-f", "-", input=json.dumps(secret))
+    t0 = time.time()
+    for n in names:
+        e.c.kubectl("annotate", "--overwrite", "-n", "probe", "helmrelease", n, f"reconcile.fluxcd.io/requestedAt={time.time()}")
+    try:
+        e.c.wait_for("the three add-ons Ready", lambda: all("Ready=True" in e.hr_status("probe", n) for n in names),
+                     timeout=600, interval=2)
+    except TimeoutError as ex:
+        return fails + [f"{ex}: " + "; ".join(f"{n}: {e.hr_status('probe', n)}" for n in names)]
+    e.r.figure("add-ons: kubeconfig Secret -> three releases Ready in order", f"{time.time() - t0:.1f}s")
+    for n, _ in PROBE_CHARTS:
+        if e.c.kubectl("get", "-n", "kube-system", "configmap", n, check=False).returncode != 0:
+            fails.append(f"ConfigMap kube-system/{n} missing on the target after its release is Ready")
+    stamps = []
+    for n in names:
+        hr = e.c.get("-n", "probe", "helmrelease", n)
+        hist = hr.get("status", {}).get("history") or [{}]
+        stamps.append((hist[-1].get("firstDeployed", ""), n))
+        if hr["status"].get("storageNamespace") != "kube-system":
+            fails.append(f"{n}: Helm storage in {hr['status'].get('storageNamespace')}, want kube-system of the target")
+    if [n for _, n in sorted(stamps)] != names:
+        fails.append(f"installed out of order: {sorted(stamps)}")
+    # Removing an add-on: pruned by Flux, uninstalled by helm-controller.
+    p = rendered_file(f, "tenants", "probe.yaml")
+    write(p, read(p).replace("extra: [probe-ccm, probe-app]", "extra: [probe-ccm]"))
+    sha = render_push(e, f, "probe-app removed")
+    if os.path.exists(rendered_file(f, "overlays", "tenants", "probe", "helmrelease-probe-probe-app.yaml")):
+        fails.append("render kept the removed add-on's HelmRelease")
+    try:
+        e.c.wait_for("probe-app uninstalled from the target", lambda: e.c.kubectl(
+            "get", "-n", "kube-system", "configmap", "probe-app", check=False).returncode != 0, timeout=240, interval=2)
+    except TimeoutError as ex:
+        fails.append(f"{ex}; HelmRelease: {e.hr_status('probe', 'probe-probe-app')}")
+    # The tenant deleted after its cluster (and so its kubeconfig Secret) is gone.
+    e.c.kubectl("delete", "-n", "probe", "secret", "probe-kubeconfig")
+    os.remove(p)
+    sha = render_push(e, f, "probe leaves")
+    t0 = time.time()
+    try:
+        e.c.wait_for("namespace probe gone", lambda: e.c.kubectl("get", "namespace", "probe", check=False).returncode != 0,
+                     timeout=420, interval=2)
+        e.r.figure("add-ons: tenant deleted with its kubeconfig Secret gone -> namespace gone", f"{time.time() - t0:.0f}s")
+    except TimeoutError as ex:
+        left = e.c.kubectl("get", "-n", "probe", "helmreleases", "-o", "name", check=False)
+        fails.append(f"{ex}; HelmReleases left: {getattr(left, 'stdout', '')[:300]}")
+    for n, _ in PROBE_CHARTS[:2]:
+        if e.c.kubectl("get", "-n", "kube-system", "configmap", n, check=False).returncode != 0:
+            fails.append(f"{n} vanished from the target although its uninstall had no cluster to reach")
+    return fails
+
+
 def run_all(e, r, only=""):
     want = lambda name: not only or any(o in name for o in only.split(","))  # noqa: E731
     r.run("example as rendered: the platform applies and gates the tenants on Kamaji alone", e.example_as_rendered)
@@ -442,6 +596,8 @@ def run_all(e, r, only=""):
                      ("day 2: a hand-broken overlay fails only its tenant, with the API server's message", broken_overlay)):
         if want("day 2") or (fn is status_and_wait and want("status")):
             r.run(name, fn, e)
+    if want("addons"):
+        r.run("addons: HelmReleases through a kubeconfig Secret install into the target in order; removal uninstalls; deletion does not hang", addons_through_kubeconfig, e)
     if want("mixed"):
         r.run("mixed fleet: 100 tenants over every provider and topology mode", mixed_fleet, e)
     del gate

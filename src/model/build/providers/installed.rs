@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::fields::chart;
 use crate::model::build::names::is_dns1123_subdomain;
-use crate::model::build::platform::{chart, release};
+use crate::model::build::platform::release;
 use crate::model::{Chart, Provider};
 use crate::spec::raw::PlatformSpec;
 use crate::spec::source::Source;
@@ -109,22 +110,6 @@ pub(crate) fn installed(src: &Source, spec: &PlatformSpec, errs: &mut Vec<Diagno
                 errs,
             )
         });
-    if infrastructure_providers.contains_key(&Provider::Nutanix) {
-        // Kamaji clusters have no control-plane nodes, so nothing but a chart installed from
-        // the management cluster can run the Nutanix CCM before the first worker joins.
-        if nutanix_ccm_chart.is_none() {
-            errs.push(
-                src.error("spec.clusterApi.infrastructureProviders.nutanix", "the `nutanix` provider needs its cloud controller manager chart")
-                    .with_hint("add `spec.cloudControllerManagers.nutanix: {repository: https://nutanix.github.io/helm/, version: 0.6.2}`"),
-            );
-        }
-        if !capi.addon_providers.contains_key("helm") {
-            errs.push(
-                src.error("spec.clusterApi.infrastructureProviders.nutanix", "the `nutanix` provider needs the Helm addon provider (CAAPH)")
-                    .with_hint("add `spec.clusterApi.addonProviders: {helm: v0.6.4}`: it installs the Nutanix cloud controller manager into each tenant"),
-            );
-        }
-    }
     for provider in infrastructure_providers.keys() {
         let keys = required_variables(*provider);
         if keys.is_empty() || provider_config_secrets.contains_key(provider) {

@@ -21,7 +21,7 @@ use crate::model::{Infrastructure, LOCATION_ANNOTATION, Provider, Tenant};
 use crate::spec::raw;
 use crate::spec::source::Source;
 
-pub(crate) use installed::installed;
+pub(crate) use installed::{Installed, installed};
 pub(crate) use proxmox::pool_machine;
 
 /// The release each provider's hints suggest (the one whose CRDs the tests validate against).

@@ -1,0 +1,231 @@
+//! A tenant's add-ons: one Flux `HelmRelease` per add-on in the tenant's namespace on the
+//! management cluster, installing its chart into the tenant cluster through the tenant's
+//! kubeconfig Secret, in order (the CNI, then cloud controller managers, then the rest).
+//!
+//! helm-controller v1.6.3 (fluxcd/helm-controller, `internal/controller/helmrelease_controller.go`):
+//! - `buildRESTClientGetter` reads `spec.kubeConfig.secretRef` from the HelmRelease's own
+//!   namespace (`kube.ConfigFromSecret`: key `value`, else `value.yaml`, when `key` is empty).
+//!   While the Secret is missing, a reconcile ends in a `RESTClientError` and is requeued with
+//!   backoff: nothing is installed, no install attempt or retry is spent.
+//! - `targetNamespace` and `storageNamespace` default to the HelmRelease's namespace, which
+//!   exists in the management cluster, not in the tenant's: both are set to the add-on's
+//!   namespace in the tenant cluster.
+//! - `dependsOn` (`checkDependencies`): a release waits until each listed HelmRelease is Ready
+//!   for its current generation.
+//! - Deletion (`reconcileReleaseDeletion`): with no release installed yet, or when the
+//!   kubeconfig Secret is gone (`apierrors.IsNotFound`), the uninstall is skipped and the
+//!   finalizer removed; any other error (a Secret still there, an API server already gone)
+//!   fails the uninstall and is retried. The Kamaji provider writes `<cluster>-kubeconfig` (key
+//!   `value`) with the KamajiControlPlane as its controller owner
+//!   (cluster-api-control-plane-provider-kamaji v0.20.0,
+//!   `controllers/kamajicontrolplane_controller_resources.go` `createOrUpdateKubeconfig`), so
+//!   deleting a tenant deletes the Secret with the control plane and the releases let go; short
+//!   uninstall attempts without waiting keep each retry until then brief.
+
+use serde_json::{Map, Value};
+
+use crate::model::{AddonChart, AddonKind, AddonWiring, DigestFormat, Infrastructure, Platform, Tenant, TenantAddon};
+use crate::render::Object;
+use crate::render::images::Images;
+use crate::render::node::Node;
+use crate::render::objects::helm::{
+    Action, Dependency, HelmRelease, HelmReleaseSpec, KubeConfig, SecretKeyRef, Strategy, Uninstall,
+};
+use crate::render::objects::{ObjectMeta, to_node};
+use crate::render::platform::chart_spec;
+use crate::render::shared::tenant_labels;
+
+/// The key of CAPI's kubeconfig Secret (cluster-api v1.14.0 `util/secret/consts.go`
+/// `KubeconfigDataName`), which the Kamaji provider writes.
+pub const KUBECONFIG_KEY: &str = "value";
+
+/// The `HelmRelease` name of add-on `name` of tenant `t`.
+pub fn release_name(t: &Tenant, name: &str) -> String {
+    format!("{}-{name}", t.name)
+}
+
+/// Every add-on's `HelmRelease`, in install order.
+pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
+    let mut out = Vec::new();
+    let mut before: Vec<(AddonKind, String)> = Vec::new();
+    for addon in &t.addons {
+        let Some(chart) = p.addons.get(&addon.name) else {
+            continue;
+        };
+        // The CNI first; a CCM after the CNI; anything else after both.
+        let depends_on = before
+            .iter()
+            .filter(|(kind, _)| *kind < chart.kind)
+            .map(|(_, name)| Dependency { name: name.clone() })
+            .collect();
+        let name = release_name(t, &addon.name);
+        out.push(release(
+            p,
+            t,
+            chart,
+            values(images, t, chart, addon),
+            name.clone(),
+            depends_on,
+        ));
+        before.push((chart.kind, name));
+    }
+    out
+}
+
+/// Retry every two minutes for ever, never uninstalling in between: a tenant's first
+/// provisioning (control plane, then workers, then a CNI that becomes Ready) takes longer than
+/// any fixed number of retries (see `render::tenant::retry_on_failure`).
+fn retry(create_namespace: bool) -> Action {
+    Action {
+        create_namespace: create_namespace.then_some(true),
+        crds: None,
+        remediation: None,
+        strategy: Some(Strategy {
+            name: "RetryOnFailure".into(),
+            retry_interval: "2m".into(),
+        }),
+    }
+}
+
+fn release(
+    p: &Platform,
+    t: &Tenant,
+    chart: &AddonChart,
+    values: Node,
+    name: String,
+    depends_on: Vec<Dependency>,
+) -> Object {
+    let release = HelmRelease::new(
+        ObjectMeta::new(&name, Some(&t.name), tenant_labels(t)),
+        HelmReleaseSpec {
+            interval: p.interval.clone(),
+            release_name: chart.name.clone(),
+            target_namespace: Some(chart.namespace.clone()),
+            storage_namespace: Some(chart.namespace.clone()),
+            kube_config: Some(KubeConfig {
+                secret_ref: SecretKeyRef {
+                    name: format!("{}-kubeconfig", t.name),
+                    key: KUBECONFIG_KEY.into(),
+                },
+            }),
+            depends_on,
+            chart: chart_spec(p, &chart.chart),
+            install: retry(chart.namespace != "kube-system"),
+            upgrade: retry(false),
+            uninstall: Some(Uninstall {
+                timeout: "2m".into(),
+                disable_wait: true,
+            }),
+            values,
+        },
+    );
+    Object {
+        kind: "HelmRelease",
+        body: to_node(&release),
+        name,
+    }
+}
+
+/// The catalog's values, the tenant's over them, then the pinned images and the wiring only a
+/// renderer knows (which win: they follow from the tenant's own spec).
+fn values(images: &Images, t: &Tenant, chart: &AddonChart, addon: &TenantAddon) -> Node {
+    let mut v = Value::Object(chart.values.clone().into_iter().collect());
+    merge(&mut v, Value::Object(addon.values.clone().into_iter().collect()));
+    for img in &chart.images {
+        let r = images.get(&img.image);
+        let block = match (img.format, &r.digest) {
+            (DigestFormat::Tag, _) => serde_json::json!({"repository": r.repository, "tag": r.chart_tag()}),
+            (DigestFormat::Digest, Some(d)) => {
+                serde_json::json!({"repository": r.repository, "tag": r.tag, "digest": d, "useDigest": true})
+            }
+            // Never the chart's own digest, which belongs to its default tag.
+            (DigestFormat::Digest, None) => {
+                serde_json::json!({"repository": r.repository, "tag": r.tag, "useDigest": false})
+            }
+        };
+        merge(&mut v, nested(&img.path, block));
+    }
+    if let Some(w) = wiring(t, chart) {
+        merge(&mut v, w);
+    }
+    Node::from(&v)
+}
+
+/// `{a: {b: value}}` for the path `[a, b]`.
+fn nested(path: &[String], value: Value) -> Value {
+    path.iter().rev().fold(value, |inner, key| {
+        let mut m = Map::new();
+        m.insert(key.clone(), inner);
+        Value::Object(m)
+    })
+}
+
+/// Merges `over` into `base`: maps key by key, anything else replaced.
+pub fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+fn wiring(t: &Tenant, chart: &AddonChart) -> Option<Value> {
+    match chart.wiring? {
+        AddonWiring::Cilium => Some(cilium(t, chart.replaces_kube_proxy)),
+        AddonWiring::NutanixCcm => nutanix_ccm(t),
+    }
+}
+
+/// Cilium 1.19.6 (`values.yaml`): pods get addresses from the tenant's pod CIDRs in
+/// `cluster-pool` mode; the agent reaches the API server at the tenant's endpoint (a Kamaji
+/// control plane runs outside the tenant, so there is no in-cluster API server to find before
+/// kube-proxy works), or, when the address is chosen by a load balancer and unknown here, by
+/// `auto`: the `cluster-info` ConfigMap of `kube-public`, which Kamaji writes.
+fn cilium(t: &Tenant, replaces_kube_proxy: bool) -> Value {
+    let (v4, v6): (Vec<&String>, Vec<&String>) = t.pods.iter().partition(|c| !c.contains(':'));
+    let mut operator = Map::new();
+    if !v4.is_empty() {
+        operator.insert("clusterPoolIPv4PodCIDRList".into(), serde_json::json!(v4));
+    }
+    if !v6.is_empty() {
+        operator.insert("clusterPoolIPv6PodCIDRList".into(), serde_json::json!(v6));
+    }
+    let mut v = serde_json::json!({
+        "ipam": {"mode": "cluster-pool", "operator": operator},
+        "kubeProxyReplacement": replaces_kube_proxy,
+    });
+    match t.vip {
+        Some(vip) => {
+            v["k8sServiceHost"] = vip.to_string().into();
+            v["k8sServicePort"] = t.port.into();
+        }
+        None => v["k8sServiceHost"] = "auto".into(),
+    }
+    v
+}
+
+/// The Nutanix cloud controller manager chart (nutanix/helm `nutanix-cloud-provider`): Prism
+/// Central's address, and its credentials Secret named, never created from values. The chart's
+/// defaults pin it to control-plane nodes, which Kamaji clusters lack: the node selector is
+/// cleared so it runs on workers.
+fn nutanix_ccm(t: &Tenant) -> Option<Value> {
+    let Infrastructure::Nutanix(n) = &t.infrastructure else {
+        return None;
+    };
+    Some(serde_json::json!({
+        "prismCentralEndPoint": n.address,
+        "prismCentralPort": n.port,
+        "prismCentralInsecure": n.insecure,
+        "createSecret": false,
+        "secretName": n.credentials_secret,
+        "nodeSelector": "",
+    }))
+}
