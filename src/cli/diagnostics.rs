@@ -58,8 +58,19 @@ impl fmt::Display for Diagnostic {
                 let width = loc.line.to_string().len();
                 let pad = " ".repeat(width);
                 writeln!(f, "{pad}--> {}:{}:{}", loc.path, loc.line, loc.column)?;
-                writeln!(f, "{pad} |")?;
                 let line = loc.line_text.trim_end_matches(['\r', '\n']);
+                // A diagnostic read back from JSON (the `--format json` envelope's copy on
+                // stderr) has no line text: the location alone, not an empty snippet.
+                if line.is_empty() && loc.text_column == 0 {
+                    if let Some(field) = &self.field {
+                        writeln!(f, "{pad} = field: `{field}`")?;
+                    }
+                    if let Some(hint) = &self.hint {
+                        writeln!(f, "{pad} = hint: {hint}")?;
+                    }
+                    return Ok(());
+                }
+                writeln!(f, "{pad} |")?;
                 writeln!(f, "{} | {line}", loc.line)?;
                 let before: String = line
                     .chars()

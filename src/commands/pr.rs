@@ -57,11 +57,27 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
     } else if args.all_changed {
         let mut out = Vec::new();
         for tenant in tenants_anywhere(repo, &before_inputs)? {
-            out.push(plan_tenant(printer, repo, &base, &base_files, &before_inputs, &tenant, args.render.locked)?);
+            out.push(plan_tenant(
+                printer,
+                repo,
+                &base,
+                &base_files,
+                &before_inputs,
+                &tenant,
+                args.render.locked,
+            )?);
         }
         out
     } else {
-        vec![plan_tenant(printer, repo, &base, &base_files, &before_inputs, tenant, args.render.locked)?]
+        vec![plan_tenant(
+            printer,
+            repo,
+            &base,
+            &base_files,
+            &before_inputs,
+            tenant,
+            args.render.locked,
+        )?]
     };
     // Every problem of every branch together, and nothing written when there is one.
     let invalid: Vec<Diagnostic> = planned

@@ -66,8 +66,10 @@ pub fn open_all(
                     How::Updated => "updated",
                     How::Unchanged => "unchanged",
                 };
-                answers.push(Some(serde_json::json!({"forge": format!("{:?}", target.kind).to_lowercase(),
-                    "number": opened.number, "url": opened.url, "action": action})));
+                answers.push(Some(
+                    serde_json::json!({"forge": format!("{:?}", target.kind).to_lowercase(),
+                    "number": opened.number, "url": opened.url, "action": action}),
+                ));
             }
             Err(e) => {
                 report(printer, &e, remote, &[plan.branch.as_str()]);

@@ -143,7 +143,12 @@ fn render_and_render_check() {
     quiet_still_errs(&repo, &["render"], 1, "problem(s) found; nothing was written");
     let run = repo.run(&["-q", "render"]);
     assert!(run.stderr.contains("--> tenants/acme.yaml:"), "{}", run.stderr);
-    let failed = envelope(&repo.run(&["render", "--format", "json"]), "RenderResult", 1);
+    let run = repo.run(&["render", "--format", "json"]);
+    // The error also reaches stderr, located, and without an empty source snippet (the copy
+    // read back from the envelope has no line text).
+    assert!(run.stderr.contains("--> tenants/acme.yaml:"), "{}", run.stderr);
+    assert!(!run.stderr.contains(" | \n"), "an empty snippet line:\n{}", run.stderr);
+    let failed = envelope(&run, "RenderResult", 1);
     let d = failed["diagnostics"]
         .as_array()
         .unwrap()
