@@ -18,7 +18,7 @@ use crate::cli::Printer;
 use crate::cli::{Format, PrArgs};
 use crate::commands::commit::commit_time;
 use crate::commands::pr_body::Proposal;
-use crate::commands::pr_plan::{Plan, Planned, is_any_output};
+use crate::commands::pr_plan::{Plan, Planned, against_base, is_any_output};
 use crate::commands::render::report_invalid;
 use crate::commands::summary::Status;
 use crate::commands::{ExitStatus, pipeline, pr_open, pr_platform};
@@ -368,14 +368,7 @@ pub fn changes(
             want.insert(p.to_string(), new);
         }
     }
-    want.into_iter()
-        .filter(|(p, new)| base.get(p) != new.as_ref())
-        .map(|(path, new)| Change {
-            old: base.get(&path).cloned(),
-            path,
-            new,
-        })
-        .collect()
+    against_base(base, want)
 }
 
 /// Created when its overlay is new, deleted when it goes, else changed.

@@ -2,6 +2,8 @@
 //! its pull request (`pr`, `pr_platform`), later written and pushed by `pr` and opened by
 //! `pr_open`.
 
+use std::collections::BTreeMap;
+
 use crate::diagnostics::Diagnostic;
 use crate::git::Change;
 
@@ -39,4 +41,17 @@ pub enum Planned {
 /// Every rendered file.
 pub fn is_any_output(p: &str) -> bool {
     p.starts_with("overlays/") || p.starts_with("flux/")
+}
+
+/// The changes a branch makes against the base: each wanted path (`None`: deleted) whose
+/// content differs from the base's.
+pub fn against_base(base: &BTreeMap<String, Vec<u8>>, want: BTreeMap<String, Option<Vec<u8>>>) -> Vec<Change> {
+    want.into_iter()
+        .filter(|(p, new)| base.get(p) != new.as_ref())
+        .map(|(path, new)| Change {
+            old: base.get(&path).cloned(),
+            path,
+            new,
+        })
+        .collect()
 }

@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use crate::commands::pipeline;
 use crate::commands::pr_body::{BODY_BUDGET, folded_diff, label};
-use crate::commands::pr_plan::{Plan, Planned, is_any_output};
+use crate::commands::pr_plan::{Plan, Planned, against_base, is_any_output};
 use crate::commands::summary::Status;
 use crate::diagnostics::Diagnostic;
 use crate::git::Change;
@@ -146,14 +146,7 @@ pub fn changes(
             want.insert(p.to_string(), new);
         }
     }
-    want.into_iter()
-        .filter(|(p, new)| base.get(p) != new.as_ref())
-        .map(|(path, new)| Change {
-            old: base.get(&path).cloned(),
-            path,
-            new,
-        })
-        .collect()
+    against_base(base, want)
 }
 
 /// The text of the platform's pull request.
