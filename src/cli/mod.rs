@@ -316,6 +316,11 @@ pub struct WaitArgs {
     /// `reconcile.fluxcd.io/requestedAt` annotation, as `flux reconcile` sets it).
     #[arg(long)]
     pub reconcile: bool,
+    /// Wait only until Flux applied the revision (Kustomizations and HelmReleases Ready), not
+    /// for the tenants' clusters to catch up (Cluster Available, control plane at its version,
+    /// MachineDeployments rolled out).
+    #[arg(long)]
+    pub flux_only: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[command(flatten)]
@@ -515,6 +520,14 @@ pub struct UpgradeArgs {
     /// With --pr: push each branch to this remote (as `pr --push`).
     #[arg(long, value_name = "REMOTE", requires = "pr")]
     pub push: Option<String>,
+    /// Release pools held for a control plane step without asking the management cluster
+    /// whether the control plane runs the new version (you checked it yourself).
+    #[arg(long)]
+    pub no_cluster_check: bool,
+    /// The management cluster `upgrade` asks whether a control plane step is done, before it
+    /// releases the pools held for it.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     #[command(flatten)]
     pub render: RenderOptionArgs,
     #[command(flatten)]

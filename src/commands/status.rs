@@ -30,7 +30,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
         Ok(l) => l,
         Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
     };
-    let report = status::assess(&prepared.entries, &live, prepared.want.as_deref());
+    let mut want = prepared.want.map(status::Want::new);
+    if let (Some(w), Ok(ws)) = (want.as_mut(), Workspace::open(repo)) {
+        w.later = ws.descendants_of(&w.revision, &status::applied_commits(&live));
+    }
+    let report = status::assess(&prepared.entries, &live, want.as_ref());
     match args.output.format {
         Format::Json => printer.envelope(
             true,

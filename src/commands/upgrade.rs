@@ -1,7 +1,16 @@
 //! `upgrade --kubernetes vX.Y [TENANT... | --selector LABEL=VALUE | --wave NAME]`: one allowed
-//! step for each selected tenant, written into its file as text (only the version scalar
-//! changes), rendered with every rule `render` applies, and printed as a plan. Nothing is
+//! step for each selected tenant, written into its file as text (only the version scalars
+//! change), rendered with every rule `render` applies, and printed as a plan. Nothing is
 //! written unless every selected tenant can take its step and the whole fleet renders.
+//!
+//! A step to a new minor moves the control plane first and holds the pools that follow it at
+//! the old version (`spec.kubernetes.workersVersion`): Kamaji's upgrade guide upgrades the
+//! tenant control plane, then the workers (clastix/kamaji `docs/content/guides/upgrade.md`),
+//! the version skew policy wants every API server at the new minor before any kubelet, and
+//! outside topology mode Cluster API rolls a MachineDeployment without waiting for the control
+//! plane. The next run releases the pools once the management cluster reports the control
+//! plane at the new version (the KamajiControlPlane's `status.version` and conditions, read as
+//! `wait` reads them), so no kubelet is ever newer than the API server that runs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,6 +18,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
+use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
 use crate::commands::render::report_invalid;
 use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
@@ -17,11 +27,13 @@ use crate::model::KubeVersion;
 use crate::model::upgrade::{Allowed, Step, Target, step};
 use crate::render::Options;
 use crate::repo::{inputs, stat_cache, tree};
-use crate::spec::edit::replace_scalar;
+use crate::spec::edit::{insert_after, remove_entry, replace_scalar};
 use crate::spec::load::ParseCache;
 use crate::spec::source::Source;
 
 const FIELD: &str = "spec.kubernetes.version";
+/// Where `upgrade` holds the pools while the control plane steps first.
+const HELD: &str = "spec.kubernetes.workersVersion";
 
 /// One line of the plan.
 struct Line {
@@ -31,6 +43,13 @@ struct Line {
     to: Option<KubeVersion>,
     further: bool,
     skipped: Option<&'static str>,
+    /// The control plane steps and the pools that follow it stay at `from`.
+    holds_pools: bool,
+    /// The pools are held at this version: released now (`to` is the control plane's), or
+    /// still waiting for it (`waiting`).
+    pools: Option<KubeVersion>,
+    /// Why held pools wait: the control plane is not at its version on the cluster yet.
+    waiting: Option<String>,
 }
 
 /// Runs `upgrade`.
@@ -85,6 +104,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     let mut errs = Vec::new();
     let mut lines = Vec::new();
     let mut edits: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+    let mut cluster: Option<Cluster> = None;
     for t in selected {
         let src = &sources[t.name.as_str()];
         let mut line = Line {
@@ -93,9 +113,63 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             to: None,
             further: false,
             skipped: None,
+            holds_pools: false,
+            pools: None,
+            waiting: None,
         };
         if t.decommissioned {
             line.skipped = Some("decommissioned, skipped");
+            lines.push(line);
+            continue;
+        }
+        let held = src.scalar(HELD).and_then(|s| KubeVersion::parse(&s.text));
+        if let Some(pools) = held.filter(|h| *h < t.version) {
+            // The pools wait for the control plane's last step: this run's step is theirs.
+            line.pools = Some(pools);
+            let verdict = if args.no_cluster_check {
+                Ok(None)
+            } else {
+                let connected = match cluster.take() {
+                    Some(c) => Ok(c),
+                    None => Cluster::connect(&ClusterTarget {
+                        kubeconfig: args.cluster.kubeconfig.clone(),
+                        context: args.cluster.context.clone(),
+                        timeout: None,
+                    }),
+                };
+                match connected {
+                    Ok(c) => {
+                        let v = control_plane_behind(&c, t);
+                        cluster = Some(c);
+                        v
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            match verdict {
+                Err(e) => errs.push(
+                    src.error(
+                        HELD,
+                        format!(
+                            "tenant `{}`: its pools wait at {pools} for the control plane at {}, and the management cluster cannot say whether it runs it: {e}",
+                            t.name, t.version
+                        ),
+                    )
+                    .with_hint(format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint())),
+                ),
+                Ok(Some(why)) => line.waiting = Some(why),
+                Ok(None) => match remove_entry(&src.path, &src.text, HELD) {
+                    Some(text) => {
+                        edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
+                        line.to = Some(t.version);
+                        line.further = !target.reached_by(t.version);
+                    }
+                    None => errs.push(
+                        src.error(HELD, "cannot remove this line in place")
+                            .with_hint("delete `workersVersion` yourself: the pools then follow `version`"),
+                    ),
+                },
+            }
             lines.push(line);
             continue;
         }
@@ -111,11 +185,12 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                 )
                 .with_hint(hint),
             ),
-            Step::Move { to, further } => match replace_scalar(&src.path, &src.text, FIELD, &to.to_string()) {
-                Some(text) => {
+            Step::Move { to, further } => match move_control_plane(src, t, to) {
+                Some((text, holds_pools)) => {
                     edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
                     line.to = Some(to);
                     line.further = further;
+                    line.holds_pools = holds_pools;
                 }
                 None => errs.push(
                     src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
@@ -199,6 +274,49 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     Ok(ExitStatus::Success)
 }
 
+/// The tenant file with the control plane at `to` and, for a new minor, the pools that follow
+/// it held at the version they run (`workersVersion`); whether pools were held. Topology mode
+/// needs no hold: Cluster API's topology controller upgrades the machine deployments only once
+/// the control plane is stable (cluster-api v1.14.0 `exp/topology/desiredstate/desired_state.go`,
+/// `computeMachineDeploymentVersion`). A patch step within a minor holds nothing: the skew
+/// policy is about minors.
+fn move_control_plane(src: &Source, t: &crate::model::Tenant, to: KubeVersion) -> Option<(String, bool)> {
+    let text = replace_scalar(&src.path, &src.text, FIELD, &to.to_string())?;
+    let follows = t.pools.iter().any(|p| p.version.is_none());
+    let new_minor = (to.major, to.minor) != (t.version.major, t.version.minor);
+    if !follows || !new_minor || t.topology.is_some() || src.scalar(HELD).is_some() {
+        return Some((text, false));
+    }
+    let held = insert_after(&src.path, &text, FIELD, "workersVersion", &t.version.to_string())?;
+    Some((held, true))
+}
+
+/// Why the control plane of `t` is not yet at its version on the cluster (`None`: it is), read
+/// as `wait` reads it (`crate::status::health::kamaji_control_plane`).
+fn control_plane_behind(
+    cluster: &Cluster,
+    t: &crate::model::Tenant,
+) -> Result<Option<String>, crate::cluster::ClusterError> {
+    let listed = cluster.list(KAMAJI_CONTROL_PLANE, Some(&t.name), None)?;
+    let Some(kcp) = listed.iter().find(|o| o["metadata"]["name"] == t.name.as_str()) else {
+        return Ok(Some(format!(
+            "KamajiControlPlane {0}/{0} is not on the cluster",
+            t.name
+        )));
+    };
+    let want = t.version.to_string();
+    let spec = kcp["spec"]["version"].as_str().unwrap_or_default();
+    if spec.trim_start_matches('v') != want.trim_start_matches('v') {
+        return Ok(Some(format!(
+            "KamajiControlPlane {0}/{0} asks for {spec}, not {want}: Flux has not applied the control plane step yet",
+            t.name
+        )));
+    }
+    let (state, summary) = crate::status::health::kamaji_control_plane(kcp);
+    Ok((state != crate::status::State::Ready)
+        .then(|| format!("KamajiControlPlane {0}/{0} is {1}: {summary}", t.name, state.word())))
+}
+
 /// The plan under `--format json`: `written` when the tenant files were edited and rendered;
 /// `pullRequests` the `pr` documents of `--pr`.
 fn plan_json(
@@ -211,8 +329,15 @@ fn plan_json(
     let tenants: Vec<_> = lines
         .iter()
         .map(|l| {
+            let step = match (l.pools, l.holds_pools) {
+                (Some(_), _) => "pools",
+                (None, true) => "controlPlane",
+                (None, false) => "both",
+            };
             serde_json::json!({"tenant": l.tenant, "from": l.from.to_string(),
-                "to": l.to.map(|t| t.to_string()), "furtherSteps": l.further, "skipped": l.skipped})
+                "to": l.to.map(|t| t.to_string()), "furtherSteps": l.further || l.holds_pools || l.waiting.is_some(), "skipped": l.skipped,
+                "step": step, "poolsHeldAt": l.pools.or(l.holds_pools.then_some(l.from)).map(|v| v.to_string()),
+                "waiting": l.waiting})
         })
         .collect();
     serde_json::json!({"target": target.to_string(), "wave": args.wave, "written": written,
@@ -229,19 +354,35 @@ fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
     let width = lines.iter().map(|l| l.tenant.len()).max().unwrap_or(0);
     let (mut moving, mut further, mut done) = (0, 0, 0);
     for l in lines {
-        let what = match (l.to, l.skipped) {
-            (_, Some(why)) => format!("{}  {why}", l.from),
-            (None, None) => {
+        let what = match (l.to, l.skipped, l.pools) {
+            (_, Some(why), _) => format!("{}  {why}", l.from),
+            (None, None, Some(pools)) => {
+                further += 1;
+                format!(
+                    "{}  pools wait at {pools}: {}",
+                    l.from,
+                    l.waiting.as_deref().unwrap_or("the control plane is not there yet")
+                )
+            }
+            (None, None, None) => {
                 done += 1;
                 format!("{}  already at {target}", l.from)
             }
-            (Some(to), None) => {
+            (Some(to), None, pools) => {
                 moving += 1;
+                let step = match pools {
+                    Some(p) => format!("pools {p} -> {to}  (the control plane runs {to})"),
+                    None if l.holds_pools => {
+                        further += usize::from(!l.further);
+                        format!("{} -> {to}  (control plane first; pools held at {})", l.from, l.from)
+                    }
+                    None => format!("{} -> {to}", l.from),
+                };
                 if l.further {
                     further += 1;
-                    format!("{} -> {to}  (then further steps to {target})", l.from)
+                    format!("{step}  (then further steps to {target})")
                 } else {
-                    format!("{} -> {to}", l.from)
+                    step
                 }
             }
         };

@@ -126,14 +126,26 @@ pub fn wave_gate(
         };
         // A tenant file not committed yet counts as it is now.
         let at = committed.get(&t.name).copied().unwrap_or(t.version);
-        if target.reached_by(at) {
+        // Pools still held for the control plane's step: that tenant has not arrived either.
+        let held = sources
+            .get(t.name.as_str())
+            .and_then(|s| s.scalar("spec.kubernetes.workersVersion"))
+            .and_then(|s| KubeVersion::parse(&s.text))
+            .filter(|h| *h < t.version);
+        if target.reached_by(at) && held.is_none() {
             continue;
         }
         let earlier = &waves[earlier].name;
-        let message = format!(
-            "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` is at {at} in the last commit, not at {target}",
-            t.name
-        );
+        let message = match held {
+            Some(h) if target.reached_by(at) => format!(
+                "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` has its control plane at {at} and its pools still held at {h}",
+                t.name
+            ),
+            _ => format!(
+                "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` is at {at} in the last commit, not at {target}",
+                t.name
+            ),
+        };
         let hint = format!(
             "finish wave `{earlier}` first: `kaas-gitops upgrade --kubernetes {target} --wave {earlier}`, commit, and let Flux apply it (`kaas-gitops wait`)"
         );

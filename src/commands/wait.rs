@@ -1,6 +1,8 @@
-//! `wait [TENANT...]`: until Flux has applied the revision to the tenants (all when none) and
-//! the platform, and their Kustomizations and HelmReleases are Ready. Exit 0 then; 1 when one
-//! failed at that revision or at the timeout; 2 when the cluster cannot be read.
+//! `wait [TENANT...]`: until Flux has applied the revision (or a later commit that descends from
+//! it) to the tenants (all when none) and the platform, their Kustomizations and HelmReleases
+//! are Ready, and (unless `--flux-only`) each tenant's Cluster is Available, its control plane
+//! runs the version its spec asks for and its MachineDeployments are rolled out. Exit 0 then;
+//! 1 when one failed for good or at the timeout; 2 when the cluster cannot be read.
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
@@ -12,7 +14,8 @@ use crate::cli::{Format, Printer, WaitArgs};
 use crate::cluster::{self, ClusterError, GIT_REPOSITORY, KUSTOMIZATION};
 use crate::commands::ExitStatus;
 use crate::commands::status::{Prepared, one_line, prepare, report_cluster_error, table};
-use crate::status::{self, Report, Verdict};
+use crate::git::Workspace;
+use crate::status::{self, Gate, Report, Verdict, Want};
 
 /// How often the cluster is read again.
 const POLL: Duration = Duration::from_secs(2);
@@ -65,21 +68,39 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             entries.len()
         ));
     }
+    let gate = if args.flux_only { Gate::Flux } else { Gate::Cluster };
+    let workspace = Workspace::open(repo).ok();
+    let mut want = Want::new(want);
+    let mut asked = std::collections::BTreeSet::new();
     let mut said = String::new();
     loop {
         let (live, _) = match cluster::read::fleet(&cluster, &entries) {
             Ok(l) => l,
             Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
         };
+        // Commits Flux applied that this run has not asked git about yet: a later merge that
+        // descends from the one waited for applies it too.
+        let new: std::collections::BTreeSet<String> =
+            status::applied_commits(&live).difference(&asked).cloned().collect();
+        if let Some(ws) = &workspace {
+            want.later.extend(ws.descendants_of(&want.revision, &new));
+        }
+        asked.extend(new);
         let report = status::assess(&entries, &live, Some(&want));
-        let verdict = status::verdict(&report);
+        let verdict = status::verdict(&report, gate);
         let elapsed = started.elapsed();
         let outcome = match verdict {
             Verdict::Done => Some((
                 ExitStatus::Success,
                 format!(
-                    "ok: {} Ready at {want} in {}s",
+                    "ok: {} Ready at {}{} in {}s",
                     plural(entries.len(), "Kustomization"),
+                    want.revision,
+                    if gate == Gate::Cluster {
+                        ", clusters caught up"
+                    } else {
+                        ""
+                    },
                     elapsed.as_secs()
                 ),
             )),

@@ -10,6 +10,7 @@ pub mod push;
 pub mod push_cli;
 pub mod sign;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use git2::{Repository, Signature, Time};
@@ -282,6 +283,28 @@ impl Workspace {
     pub fn head_commit(&self) -> Option<String> {
         let commit = self.repo.head().ok()?.peel_to_commit().ok()?;
         Some(commit.id().to_string())
+    }
+
+    /// Those of `commits` (40 hex digits each) that descend from `ancestor` (a commit or an
+    /// abbreviation git resolves); commits this repository does not have are left out.
+    pub fn descendants_of(&self, ancestor: &str, commits: &BTreeSet<String>) -> BTreeSet<String> {
+        let Some(base) = self
+            .repo
+            .revparse_single(ancestor)
+            .ok()
+            .and_then(|o| o.peel_to_commit().ok())
+            .map(|c| c.id())
+        else {
+            return BTreeSet::new();
+        };
+        commits
+            .iter()
+            .filter(|c| {
+                git2::Oid::from_str(c)
+                    .is_ok_and(|id| id != base && self.repo.graph_descendant_of(id, base).unwrap_or(false))
+            })
+            .cloned()
+            .collect()
     }
 
     /// Fails when another process holds the index lock, before anything is changed.

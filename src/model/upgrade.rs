@@ -1,10 +1,13 @@
 //! Which Kubernetes version changes a tenant may make, and the one step `upgrade` takes.
 //!
 //! Upstream rules encoded here:
-//! - Kamaji's admission webhook refuses a `TenantControlPlane` whose version goes down ("unable
-//!   to downgrade a TenantControlPlane") or up by more than one minor ("unable to upgrade to a
-//!   minor version in a non-sequential mode"): clastix/kamaji 26.8.2-edge,
-//!   `internal/webhook/handlers/tcp_version.go`. A refused update leaves Flux retrying forever.
+//! - Kamaji's admission webhook refuses a `TenantControlPlane` whose minor goes down ("unable
+//!   to downgrade a TenantControlPlane") or up by more than one ("unable to upgrade to a minor
+//!   version in a non-sequential mode"): clastix/kamaji 26.8.2-edge,
+//!   `internal/webhook/handlers/tcp_version.go` sets both patches to 0 before it compares, and
+//!   `internal/resources/kubeadm_upgrade.go` refuses only a lower minor ("Patch upgrades are
+//!   allowed"). So a patch may go down within its minor, which is how a bad patch release is
+//!   rolled back. A refused update leaves the provider retrying forever.
 //! - The Kubernetes version skew policy (https://kubernetes.io/releases/version-skew-policy/):
 //!   control planes are upgraded one minor at a time; a kubelet must never be newer than its
 //!   API server and may be up to three minors older.
@@ -20,7 +23,7 @@ pub const KUBELET_SKEW: u32 = 3;
 /// Why a control plane may not go from one version to another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// A lower version, patch included (Kamaji compares full semantic versions).
+    /// A lower minor (or major): Kamaji compares versions with their patches zeroed.
     Downgrade,
     /// More than one minor up, or another major.
     SkipsMinor,
@@ -28,7 +31,7 @@ pub enum Refusal {
 
 /// Why `from -> to` is refused, if it is.
 pub fn refusal(from: KubeVersion, to: KubeVersion) -> Option<Refusal> {
-    if to < from {
+    if (to.major, to.minor) < (from.major, from.minor) {
         Some(Refusal::Downgrade)
     } else if to.major != from.major || to.minor > from.minor + 1 {
         Some(Refusal::SkipsMinor)
@@ -157,12 +160,22 @@ pub enum Step {
 pub fn step(from: KubeVersion, target: Target, allowed: &Allowed<'_>) -> Step {
     let (major, minor) = target.minor();
     if let Target::Exact(t) = target
-        && t < from
+        && (t.major, t.minor) < (from.major, from.minor)
     {
         return Step::Blocked {
             reason: format!("{t} would downgrade it from {from}"),
-            hint: "Kubernetes and Kamaji never go down a version: pick a version at or above the current one".into(),
+            hint: format!(
+                "Kamaji never takes a control plane down a minor: pick a version of v{}.{} or above",
+                from.major, from.minor
+            ),
         };
+    }
+    // An exact lower patch of the same minor: a rollback, which Kamaji allows (render warns).
+    if let Target::Exact(t) = target
+        && (t.major, t.minor) == (from.major, from.minor)
+        && t < from
+    {
+        return Step::Move { to: t, further: false };
     }
     if major != from.major || (major, minor) < (from.major, from.minor) {
         return if (major, minor) < (from.major, from.minor) {
@@ -243,7 +256,8 @@ mod tests {
     #[test]
     fn refusals_follow_kamaji_and_the_skew_policy() {
         assert_eq!(refusal(v("v1.33.4"), v("v1.31.2")), Some(Refusal::Downgrade));
-        assert_eq!(refusal(v("v1.33.4"), v("v1.33.3")), Some(Refusal::Downgrade));
+        // A patch goes down within its minor: Kamaji zeroes the patches before it compares.
+        assert_eq!(refusal(v("v1.33.4"), v("v1.33.3")), None);
         assert_eq!(refusal(v("v1.32.9"), v("v1.34.0")), Some(Refusal::SkipsMinor));
         assert_eq!(refusal(v("v1.32.9"), v("v1.33.0")), None);
         assert_eq!(refusal(v("v1.32.9"), v("v1.32.10")), None);
@@ -285,7 +299,16 @@ mod tests {
                 further: false
             }
         );
-        assert!(matches!(step(v("v1.34.2"), exact, &a), Step::Blocked { .. }));
+        // A lower patch of the same minor asked for exactly: the rollback is the step.
+        assert_eq!(
+            step(v("v1.34.2"), exact, &a),
+            Step::Move {
+                to: v("v1.34.1"),
+                further: false
+            }
+        );
+        // A lower minor asked for exactly: refused.
+        assert!(matches!(step(v("v1.35.0"), exact, &a), Step::Blocked { .. }));
         assert!(matches!(step(v("v1.31.2"), t, &allowed(&[])), Step::Blocked { .. }));
     }
 

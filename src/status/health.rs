@@ -1,6 +1,8 @@
 //! What one live object's status says, kind by kind, read the way its controller writes it.
 //! An object without a status is "no status yet", never healthy.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -88,7 +90,7 @@ fn observed(object: &Value) -> bool {
 /// the kstatus conventions Flux's controllers follow). `applied` is the revision it last
 /// applied; `attempted` the one it last tried; with `want`, a Kustomization that applied
 /// another revision is stale, and one that failed at `want` has failed.
-pub fn flux(object: &Value, want: Option<&str>) -> (State, String) {
+pub fn flux(object: &Value, want: Option<&Want>) -> (State, String) {
     let cs = conditions(object);
     let Some(ready) = condition(&cs, "Ready") else {
         return (State::NoStatus, "no Ready condition yet".into());
@@ -97,24 +99,35 @@ pub fn flux(object: &Value, want: Option<&str>) -> (State, String) {
     let attempted = object["status"]["lastAttemptedRevision"].as_str();
     let applied = object["status"]["lastAppliedRevision"].as_str();
     let at_want = |r: Option<&str>| match (want, r) {
-        (Some(w), Some(r)) => revision_matches(r, w),
+        (Some(w), Some(r)) => w.accepts(r),
         (Some(_), None) => false,
         (None, _) => true,
     };
     let stalled = condition(&cs, "Stalled").is_some_and(|c| c.status == "True");
-    // A failed reconciliation keeps `Reconciling` with the reason `ProgressingWithRetry` while
-    // the controller retries (fluxcd/kustomize-controller v1.9.4 and helm-controller v1.6.3,
-    // `finalizeStatus`): failed, not in progress.
-    let reconciling =
-        condition(&cs, "Reconciling").is_some_and(|c| c.status == "True" && c.reason != "ProgressingWithRetry");
+    // A failed attempt leaves `Reconciling=True` with the reason `ProgressingWithRetry` while the
+    // controller retries, and both controllers retry such failures for ever: helm-controller
+    // v1.6.3 under the `RetryOnFailure` strategy the rendered releases use
+    // (`internal/reconcile/atomic_release.go`, `ErrRetryAfterInterval`), kustomize-controller
+    // v1.9.4 after any failed apply (`internal/controller/kustomization_controller.go`,
+    // `finalizeStatus`). kstatus reads `Reconciling=True` as InProgress and only `Stalled=True`
+    // as Failed (fluxcd/cli-utils `pkg/kstatus/status/generic.go`), and so does this: a
+    // release or an apply that is being retried is on its way, not failed. The one exception is
+    // a Kustomization that failed at the revision asked for in a way the same revision can never
+    // fix (its build, or an apply the API server refused as invalid): retrying cannot heal it.
     let state = match ready.status.as_str() {
         "True" if !observed(object) => State::Progressing,
         "True" if is_kustomization(object) && !at_want(applied) => State::Stale,
         "True" => State::Ready,
         _ if stalled => State::Failed,
         "False" if ready.reason == "DependencyNotReady" => State::Progressing,
-        "False" if is_kustomization(object) && want.is_some() && at_want(attempted) && !reconciling => State::Failed,
-        "False" if !is_kustomization(object) && !reconciling => State::Failed,
+        "False"
+            if is_kustomization(object)
+                && want.is_some()
+                && at_want(attempted)
+                && permanent(&ready.reason, &ready.message) =>
+        {
+            State::Failed
+        }
         _ => State::Progressing,
     };
     let message = match (state, applied) {
@@ -128,14 +141,65 @@ fn is_kustomization(object: &Value) -> bool {
     object["kind"] == "Kustomization"
 }
 
+/// Whether a Kustomization's failure at one revision stays a failure however often
+/// kustomize-controller retries it: its kustomize build failed (`BuildFailed`), or the API
+/// server refused an object as invalid or an admission webhook denied it (the dry-run of the
+/// apply, `Invalid` in kustomize-controller v1.9.4's message). Everything else it reports
+/// ("no matches for kind" while a provider installs its CRDs, a webhook not yet serving, a
+/// health check still waiting) heals on a later attempt at the same revision.
+fn permanent(reason: &str, message: &str) -> bool {
+    // The apply's dry-run reports the API server's reason in parentheses (fluxcd/pkg `ssa`);
+    // a field of the wrong type fails before that, building the typed patch.
+    const REFUSED: [&str; 6] = [
+        "(Invalid)",
+        "(BadRequest)",
+        " is invalid",
+        "denied the request",
+        "field is immutable",
+        "failed to create typed patch object",
+    ];
+    reason == "BuildFailed" || REFUSED.iter().any(|r| message.contains(r))
+}
+
+/// The revision `status` and `wait` compare with, and the later commits known to descend from
+/// it. kustomize-controller reports only the newest revision it applied
+/// (`status.lastAppliedRevision`, fluxcd/kustomize-controller v1.9.4), so after two merges in
+/// quick succession the first one is applied once the second is: a descendant counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Want {
+    /// A full or abbreviated commit, or a whole Flux revision (`main@sha1:<hex>`).
+    pub revision: String,
+    /// Commits (40 hex digits) that descend from it.
+    pub later: BTreeSet<String>,
+}
+
+impl Want {
+    /// Exactly `revision`.
+    pub fn new(revision: impl Into<String>) -> Self {
+        Want {
+            revision: revision.into(),
+            later: BTreeSet::new(),
+        }
+    }
+
+    /// Whether Flux's `revision` is the one asked for or descends from it.
+    pub fn accepts(&self, revision: &str) -> bool {
+        revision_matches(revision, &self.revision) || self.later.contains(commit_of(revision))
+    }
+}
+
+/// The commit of a Flux revision: `main@sha1:<hex>` or a bare `<hex>` gives `<hex>`.
+pub fn commit_of(revision: &str) -> &str {
+    revision.rsplit_once(':').map_or(revision, |(_, s)| s)
+}
+
 /// Whether Flux's revision (`main@sha1:<hex>`, or a bare `<hex>`) is `want` (a full or
 /// abbreviated commit, or a whole Flux revision).
 pub fn revision_matches(revision: &str, want: &str) -> bool {
     if want.contains('@') || want.contains(':') {
         return revision == want;
     }
-    let sha = revision.rsplit_once(':').map_or(revision, |(_, s)| s);
-    want.len() >= 7 && sha.starts_with(want)
+    want.len() >= 7 && commit_of(revision).starts_with(want)
 }
 
 /// A Cluster API Cluster (v1beta2): `status.phase` and the `Available` condition
@@ -163,30 +227,67 @@ pub fn cluster(object: &Value) -> (State, String) {
     )
 }
 
-/// A KamajiControlPlane (v1alpha2): `status.ready`, `status.initialization.controlPlaneInitialized`
-/// (the Cluster API v1beta2 contract's field), `status.version`
-/// (cluster-api-control-plane-provider-kamaji v0.20.0 `api/v1alpha2/kamajicontrolplane_types.go`).
+/// A KamajiControlPlane (v1alpha2), as a gate for the next step of an upgrade: Ready only when
+/// the provider reports the control plane at the version its spec asks for, with none of its
+/// conditions false. `status.ready` alone is not that: cluster-api-control-plane-provider-kamaji
+/// v0.20.0 (`controllers/kamajicontrolplane_controller.go`) sets it true while the
+/// TenantControlPlane is `Ready` *or* `Upgrading`, copies `status.version` from the
+/// TenantControlPlane (which Kamaji moves only once the new API servers are ready,
+/// `internal/resources/k8s_deployment_resource.go`), and when Kamaji's webhook refuses an update
+/// it returns early with `TenantControlPlaneCreated=False` and leaves `ready` as it was.
 pub fn kamaji_control_plane(object: &Value) -> (State, String) {
     let status = &object["status"];
     if status.is_null() || status.as_object().is_some_and(|s| s.is_empty()) {
         return (State::NoStatus, "no status yet".into());
     }
     let version = status["version"].as_str().unwrap_or("no version");
-    let state = if status["ready"] == true {
-        State::Ready
-    } else {
-        State::Progressing
-    };
     let initialized = if status["initialization"]["controlPlaneInitialized"] == true {
         "initialized"
     } else {
         "not initialized"
     };
-    (state, format!("{version}, {initialized}"))
+    let summary = format!("{version}, {initialized}");
+    let cs = conditions(object);
+    // `Paused` is true while the Cluster is paused: not a failure of the control plane.
+    if let Some(c) = cs.iter().find(|c| c.status == "False" && c.kind != "Paused") {
+        let why = if c.message.is_empty() { &c.reason } else { &c.message };
+        // A refusal by Kamaji's admission webhook (a version step it does not allow) is the
+        // provider's answer for this spec on every retry; anything else may heal.
+        let state = if observed(object) && c.message.contains("denied the request") {
+            State::Failed
+        } else {
+            State::Progressing
+        };
+        return (state, format!("{summary}; {}: {why}", c.kind));
+    }
+    let wanted = object["spec"]["version"].as_str();
+    let at_version = match wanted {
+        Some(w) => same_version(w, version),
+        None => true,
+    };
+    let state = if status["ready"] == true && at_version && observed(object) {
+        State::Ready
+    } else {
+        State::Progressing
+    };
+    let summary = match wanted {
+        Some(w) if !at_version => format!("{summary}; upgrading to {w}"),
+        _ => summary,
+    };
+    (state, summary)
 }
 
-/// A MachineDeployment (v1beta2): ready and available replicas against the desired ones
-/// (`spec.replicas`, or, for an autoscaled pool without it, `status.replicas`).
+/// `v1.33.4` and `1.33.4` are the same version.
+fn same_version(a: &str, b: &str) -> bool {
+    a.trim_start_matches('v') == b.trim_start_matches('v')
+}
+
+/// A MachineDeployment (v1beta2), as a gate for the next step of an upgrade: Ready when Cluster
+/// API has seen its spec (`status.observedGeneration`) and rolled it out: every replica it
+/// wants is up to date and available and no old Machine is left (cluster-api v1.14.0
+/// `api/core/v1beta2/machinedeployment_types.go`: `upToDateReplicas`, the Machines whose
+/// `UpToDate` condition is true). The desired count is `spec.replicas`, or, for an autoscaled
+/// pool without it, `status.replicas`.
 pub fn machine_deployment(object: &Value) -> (State, String, Replicas) {
     let status = &object["status"];
     let n = |v: &Value| v.as_u64();
@@ -194,20 +295,29 @@ pub fn machine_deployment(object: &Value) -> (State, String, Replicas) {
         desired: n(&object["spec"]["replicas"]).or_else(|| n(&status["replicas"])),
         ready: n(&status["readyReplicas"]),
         available: n(&status["availableReplicas"]),
+        up_to_date: n(&status["upToDateReplicas"]),
     };
     if status.is_null() {
         return (State::NoStatus, "no status yet".into(), replicas);
     }
-    let state = match (replicas.desired, replicas.available.or(replicas.ready)) {
-        (Some(d), Some(a)) if a >= d => State::Ready,
-        (Some(0), None) => State::Ready,
+    let current = n(&status["replicas"]).unwrap_or(0);
+    let rolled_out = |d: u64| {
+        replicas.up_to_date.unwrap_or(0) == d && replicas.available.or(replicas.ready).unwrap_or(0) >= d && current <= d
+    };
+    let state = match replicas.desired {
+        Some(d) if observed(object) && rolled_out(d) => State::Ready,
         _ => State::Progressing,
     };
-    let text = format!(
+    let mut text = format!(
         "{}/{} ready",
         replicas.ready.unwrap_or(0),
         replicas.desired.map_or("?".into(), |d| d.to_string())
     );
+    if let (Some(d), State::Progressing) = (replicas.desired, state)
+        && (replicas.up_to_date.unwrap_or(0) < d || current > d)
+    {
+        text.push_str(&format!(", {}/{d} up to date", replicas.up_to_date.unwrap_or(0)));
+    }
     (state, text, replicas)
 }
 
@@ -221,6 +331,9 @@ pub struct Replicas {
     pub ready: Option<u64>,
     /// Available.
     pub available: Option<u64>,
+    /// At the MachineDeployment's current spec (`status.upToDateReplicas`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_to_date: Option<u64>,
 }
 
 #[cfg(test)]
@@ -234,97 +347,116 @@ mod tests {
             "conditions": [{"type": "Ready", "status": ready, "reason": reason, "message": "m"}]}})
     }
 
-    #[test]
-    fn a_kustomization_is_ready_only_at_the_revision_asked_for() {
-        let want = Some("abcdef1");
-        assert_eq!(
-            flux(
-                &ks(
-                    "True",
-                    "ReconciliationSucceeded",
-                    "main@sha1:abcdef123",
-                    "main@sha1:abcdef123"
-                ),
-                want
-            )
-            .0,
-            State::Ready
-        );
-        assert_eq!(
-            flux(
-                &ks(
-                    "True",
-                    "ReconciliationSucceeded",
-                    "main@sha1:0000000",
-                    "main@sha1:0000000"
-                ),
-                want
-            )
-            .0,
-            State::Stale
-        );
-        // It tried the revision and failed: failed. It failed on an older one: still on its way.
-        assert_eq!(
-            flux(
-                &ks("False", "BuildFailed", "main@sha1:0000000", "main@sha1:abcdef123"),
-                want
-            )
-            .0,
-            State::Failed
-        );
-        assert_eq!(
-            flux(
-                &ks("False", "BuildFailed", "main@sha1:0000000", "main@sha1:0000000"),
-                want
-            )
-            .0,
-            State::Progressing
-        );
-        assert_eq!(
-            flux(&ks("False", "DependencyNotReady", "", "main@sha1:abcdef123"), want).0,
-            State::Progressing
-        );
-        assert_eq!(flux(&json!({"kind": "Kustomization"}), want).0, State::NoStatus);
-        // Failed and retrying (what kustomize-controller writes after a failed apply): failed.
-        let mut retrying = ks(
-            "False",
-            "ReconciliationFailed",
-            "main@sha1:0000000",
-            "main@sha1:abcdef123",
-        );
-        retrying["status"]["conditions"]
+    fn with_condition(mut o: Value, kind: &str, status: &str, reason: &str) -> Value {
+        o["status"]["conditions"]
             .as_array_mut()
             .unwrap()
-            .push(json!({"type": "Reconciling", "status": "True", "reason": "ProgressingWithRetry", "message": "m"}));
-        assert_eq!(flux(&retrying, want).0, State::Failed);
-        retrying["status"]["conditions"][1]["reason"] = json!("Progressing");
-        assert_eq!(flux(&retrying, want).0, State::Progressing);
+            .push(json!({"type": kind, "status": status, "reason": reason, "message": "m"}));
+        o
     }
 
     #[test]
-    fn objects_without_status_are_never_healthy() {
-        assert_eq!(cluster(&json!({})).0, State::NoStatus);
-        assert_eq!(kamaji_control_plane(&json!({"status": {}})).0, State::NoStatus);
-        let kcp = json!({"status": {"ready": true, "version": "v1.32.9", "initialization": {"controlPlaneInitialized": true}}});
-        assert_eq!(
-            kamaji_control_plane(&kcp),
-            (State::Ready, "v1.32.9, initialized".to_string())
+    fn a_kustomization_is_ready_only_at_the_revision_asked_for() {
+        let want = Want::new("abcdef1");
+        let state = |o: &Value| flux(o, Some(&want)).0;
+        let at = "main@sha1:abcdef123";
+        let old = "main@sha1:0000000";
+        assert_eq!(state(&ks("True", "ReconciliationSucceeded", at, at)), State::Ready);
+        assert_eq!(state(&ks("True", "ReconciliationSucceeded", old, old)), State::Stale);
+        // Its build failed at the revision asked for: no retry of that revision can fix it.
+        assert_eq!(state(&ks("False", "BuildFailed", old, at)), State::Failed);
+        // It failed on an older one: still on its way.
+        assert_eq!(state(&ks("False", "BuildFailed", old, old)), State::Progressing);
+        assert_eq!(state(&ks("False", "DependencyNotReady", "", at)), State::Progressing);
+        assert_eq!(flux(&json!({"kind": "Kustomization"}), Some(&want)).0, State::NoStatus);
+    }
+
+    #[test]
+    fn a_failure_flux_retries_is_progressing_and_only_stalled_or_refused_is_failed() {
+        let want = Want::new("abcdef1");
+        let state = |o: &Value| flux(o, Some(&want)).0;
+        let at = "main@sha1:abcdef123";
+        let old = "main@sha1:0000000";
+        // kustomize-controller after a failed apply it will retry ("no matches for kind" while a
+        // provider installs its CRDs): Reconciling=True/ProgressingWithRetry, kstatus InProgress.
+        let retrying = with_condition(
+            ks("False", "ReconciliationFailed", old, at),
+            "Reconciling",
+            "True",
+            "ProgressingWithRetry",
         );
-        assert_eq!(machine_deployment(&json!({"spec": {"replicas": 2}})).0, State::NoStatus);
+        assert_eq!(state(&retrying), State::Progressing);
+        // The API server refused an object of that revision as invalid: final.
+        let mut invalid = retrying.clone();
+        invalid["status"]["conditions"][0]["message"] =
+            json!("MachineDeployment/u/u-md-0 dry-run failed (Invalid): spec.replicas: Invalid value");
+        assert_eq!(state(&invalid), State::Failed);
+        // helm-controller under RetryOnFailure: Ready=False and retrying for ever: progressing.
+        let release = |conditions: Value| json!({"kind": "HelmRelease", "status": {"conditions": conditions}});
+        let failed_install = json!([
+            {"type": "Ready", "status": "False", "reason": "InstallFailed", "message": "timed out"},
+            {"type": "Reconciling", "status": "True", "reason": "ProgressingWithRetry", "message": "m"}]);
+        assert_eq!(flux(&release(failed_install), None).0, State::Progressing);
+        // Stalled (RetriesExceeded): helm-controller gave up.
+        let stalled = json!([
+            {"type": "Ready", "status": "False", "reason": "InstallFailed", "message": "timed out"},
+            {"type": "Stalled", "status": "True", "reason": "RetriesExceeded", "message": "m"}]);
+        assert_eq!(flux(&release(stalled), None).0, State::Failed);
+    }
+
+    #[test]
+    fn a_later_commit_counts_as_the_one_asked_for() {
+        let mut want = Want::new("abcdef1");
+        let later = "main@sha1:1234567890123456789012345678901234567890";
+        let o = ks("True", "ReconciliationSucceeded", later, later);
+        assert_eq!(flux(&o, Some(&want)).0, State::Stale);
+        want.later.insert(commit_of(later).to_string());
+        assert_eq!(flux(&o, Some(&want)).0, State::Ready);
+    }
+
+    #[test]
+    fn a_control_plane_is_ready_only_at_its_spec_version_with_no_condition_false() {
+        let kcp = |spec: &str, status: Value| json!({"metadata": {"generation": 2}, "spec": {"version": spec}, "status": status});
+        let ready = json!({"ready": true, "version": "v1.33.4", "observedGeneration": 2,
+            "initialization": {"controlPlaneInitialized": true},
+            "conditions": [{"type": "TenantControlPlaneCreated", "status": "True", "reason": "Succeeded", "message": ""}]});
         assert_eq!(
-            machine_deployment(
-                &json!({"spec": {"replicas": 2}, "status": {"readyReplicas": 1, "availableReplicas": 1}})
-            )
-            .0,
-            State::Progressing
+            kamaji_control_plane(&kcp("v1.33.4", ready.clone())),
+            (State::Ready, "v1.33.4, initialized".to_string())
         );
-        assert_eq!(
-            machine_deployment(
-                &json!({"spec": {"replicas": 2}, "status": {"readyReplicas": 2, "availableReplicas": 2}})
-            )
-            .0,
-            State::Ready
-        );
+        // The spec moved on; the provider keeps `ready: true` while Kamaji upgrades.
+        let (state, text) = kamaji_control_plane(&kcp("v1.34.2", ready.clone()));
+        assert_eq!(state, State::Progressing);
+        assert!(text.contains("upgrading to v1.34.2"), "{text}");
+        // Kamaji's webhook refused the step: the provider's condition says so, `ready` stays true.
+        let mut refused = ready.clone();
+        refused["conditions"][0] = json!({"type": "TenantControlPlaneCreated", "status": "False", "reason": "Pending",
+            "message": "admission webhook \"tcp.kamaji.clastix.io\" denied the request: unable to upgrade"});
+        let (state, text) = kamaji_control_plane(&kcp("v1.35.0", refused));
+        assert_eq!(state, State::Failed);
+        assert!(text.contains("denied the request"), "{text}");
+        // Any other false condition: on its way.
+        let mut pending = ready;
+        pending["conditions"][0]["status"] = json!("False");
+        assert_eq!(kamaji_control_plane(&kcp("v1.33.4", pending)).0, State::Progressing);
+    }
+
+    #[test]
+    fn a_machine_deployment_is_ready_once_rolled_out() {
+        let md = |status: Value| json!({"metadata": {"generation": 3}, "spec": {"replicas": 2}, "status": status});
+        let done = json!({"observedGeneration": 3, "replicas": 2, "readyReplicas": 2, "availableReplicas": 2, "upToDateReplicas": 2});
+        assert_eq!(machine_deployment(&md(done.clone())).0, State::Ready);
+        // Available but not yet at the new version: the old Machines still count as available.
+        let mut rolling = done.clone();
+        rolling["upToDateReplicas"] = json!(1);
+        rolling["replicas"] = json!(3);
+        let (state, text, _) = machine_deployment(&md(rolling));
+        assert_eq!(state, State::Progressing);
+        assert!(text.contains("1/2 up to date"), "{text}");
+        // Cluster API has not seen the new spec yet.
+        let mut unseen = done;
+        unseen["observedGeneration"] = json!(2);
+        assert_eq!(machine_deployment(&md(unseen)).0, State::Progressing);
     }
 
     #[test]

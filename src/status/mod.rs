@@ -4,12 +4,12 @@
 
 pub mod health;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value;
 
-pub use health::{Condition, Replicas, State};
+pub use health::{Condition, Replicas, State, Want};
 
 use crate::validate::Manifest;
 
@@ -223,7 +223,7 @@ pub struct Report {
 }
 
 /// `entries` against `live`, with `want` the revision asked for.
-pub fn assess(entries: &[Entry], live: &Live, want: Option<&str>) -> Report {
+pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>) -> Report {
     let get = |r: &ObjectRef| live.get(&(r.kind.clone(), r.namespace.clone(), r.name.clone()));
     let rows = entries
         .iter()
@@ -265,13 +265,13 @@ pub fn assess(entries: &[Entry], live: &Live, want: Option<&str>) -> Report {
         })
         .collect();
     Report {
-        revision: want.map(str::to_string),
+        revision: want.map(|w| w.revision.clone()),
         sources,
         rows,
     }
 }
 
-fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&str>, bounds: Option<(u64, u64)>) -> ObjectStatus {
+fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&Want>, bounds: Option<(u64, u64)>) -> ObjectStatus {
     let mut out = ObjectStatus {
         object: r.clone(),
         state: State::Missing,
@@ -301,22 +301,51 @@ fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&str>, bounds: 
     out
 }
 
+/// The commits the fleet's Kustomizations last applied or attempted (40 hex digits each), for
+/// the shell to ask git which of them descend from the revision asked for.
+pub fn applied_commits(live: &Live) -> BTreeSet<String> {
+    live.iter()
+        .filter(|((kind, _, _), _)| kind == "Kustomization")
+        .flat_map(|(_, o)| ["lastAppliedRevision", "lastAttemptedRevision"].map(|k| o["status"][k].as_str()))
+        .flatten()
+        .map(|r| health::commit_of(r).to_string())
+        .filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect()
+}
+
 /// What `wait` concludes from one look.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    /// Every Flux object of the rows is Ready at the revision.
+    /// Every object waited for is Ready at the revision.
     Done,
-    /// The first Flux object not there yet.
+    /// The first object not there yet.
     Waiting(String),
-    /// The first Flux object that failed, with its message.
+    /// The first object that failed, with its message.
     Failed(String),
 }
 
-/// Whether the Flux objects of `rows` are done: the platform's Kustomization (its health
-/// checks are what the platform promises its tenants), each tenant's Kustomization and
-/// HelmReleases.
-pub fn verdict(report: &Report) -> Verdict {
-    let waited = |r: &Row, o: &ObjectStatus| o.is_flux() && (r.name != PLATFORM || o.object.kind == "Kustomization");
+/// What `wait` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Flux applied the revision: the Kustomizations and the tenants' HelmReleases are Ready.
+    Flux,
+    /// That, and each tenant's cluster caught up with it: the Cluster `Available`, the
+    /// KamajiControlPlane at its spec's version, every MachineDeployment rolled out. The gate
+    /// between the steps of an upgrade.
+    Cluster,
+}
+
+/// Whether the objects of `rows` that `gate` covers are done: the platform's Kustomization (its
+/// health checks are what the platform promises its tenants), each tenant's Kustomization and
+/// HelmReleases, and with [`Gate::Cluster`] the tenant's Cluster API objects.
+pub fn verdict(report: &Report, gate: Gate) -> Verdict {
+    let waited = |r: &Row, o: &ObjectStatus| {
+        if r.name == PLATFORM {
+            o.object.kind == "Kustomization"
+        } else {
+            o.is_flux() || gate == Gate::Cluster
+        }
+    };
     let flux = || {
         report
             .rows
@@ -423,16 +452,32 @@ mod tests {
     fn wait_waits_for_tenant_helm_releases_and_the_platform_kustomization_only() {
         // The platform's own releases are what its Kustomization's health checks decide.
         assert_eq!(
-            verdict(&report(State::Failed, State::Ready, State::NoStatus)),
+            verdict(&report(State::Failed, State::Ready, State::NoStatus), Gate::Flux),
             Verdict::Done
         );
         assert_eq!(
-            verdict(&report(State::Ready, State::Progressing, State::Ready)),
+            verdict(&report(State::Ready, State::Progressing, State::Ready), Gate::Flux),
             Verdict::Waiting("HelmRelease ns/acme-etcd is Progressing: why".into())
         );
         assert_eq!(
-            verdict(&report(State::Ready, State::Failed, State::Ready)),
+            verdict(&report(State::Ready, State::Failed, State::Ready), Gate::Flux),
             Verdict::Failed("HelmRelease ns/acme-etcd is Failed: why".into())
+        );
+    }
+
+    #[test]
+    fn the_cluster_gate_also_waits_for_the_tenants_cluster_api_objects() {
+        assert_eq!(
+            verdict(&report(State::Failed, State::Ready, State::NoStatus), Gate::Cluster),
+            Verdict::Waiting("Cluster ns/acme is NoStatus: why".into())
+        );
+        assert_eq!(
+            verdict(&report(State::Ready, State::Ready, State::Failed), Gate::Cluster),
+            Verdict::Failed("Cluster ns/acme is Failed: why".into())
+        );
+        assert_eq!(
+            verdict(&report(State::Failed, State::Ready, State::Ready), Gate::Cluster),
+            Verdict::Done
         );
     }
 }

@@ -23,19 +23,26 @@ fn render_refuses_a_downgrade_at_the_version_line_naming_the_deployed_version_an
         "tenants/acme.yaml",
         |t| t.replace("version: v1.33.4", "version: v1.31.2"),
         "tenants/acme.yaml:11:14",
-        "v1.31.2 would downgrade tenant `acme` from v1.33.4, the deployed version",
+        "v1.31.2 would take tenant `acme` down a minor from v1.33.4, the deployed version; Kamaji's webhook refuses a lower minor",
     );
     assert!(
         err.contains("hint: keep `version: v1.33.4`; the next allowed step up is v1.34.2 (`kaas-gitops upgrade --kubernetes v1.34 acme`)"),
         "{err}"
     );
-    // A patch downgrade too: Kamaji compares whole versions.
-    repo.assert_edit_refused(
-        "tenants/acme.yaml",
-        |t| t.replace("version: v1.31.2", "version: v1.33.3"),
-        "tenants/acme.yaml:11:14",
-        "v1.33.3 would downgrade tenant `acme` from v1.33.4",
+    // A lower patch of the same minor is a rollback Kamaji allows (its webhook zeroes the
+    // patches before it compares): rendered, with a warning at the line.
+    repo.replace("tenants/acme.yaml", "version: v1.31.2", "version: v1.33.3");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("warning: v1.33.3 rolls tenant `acme` back from v1.33.4, the deployed patch"),
+        "{}",
+        run.stderr
     );
+    assert!(run.stderr.contains("--> tenants/acme.yaml:11:14"), "{}", run.stderr);
+    let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.33.3");
 }
 
 #[test]
@@ -129,22 +136,65 @@ fn upgrade_changes_only_the_version_scalar_renders_and_prints_the_plan() {
     assert_eq!(repo.run(&["render"]).code, 0);
     let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "globex"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // A new minor: the control plane steps, the pool that follows it is held where it runs.
     assert_eq!(
         repo.read("tenants/acme.yaml"),
-        acme.replace("'v1.33.4'", "'v1.34.2'"),
-        "only the version changed"
+        acme.replace(
+            "'v1.33.4'   # pinned by ops\n",
+            "'v1.34.2'   # pinned by ops\n    workersVersion: v1.33.4\n"
+        ),
+        "only the version changed and the hold was added"
     );
+    // A patch step holds nothing.
     assert_eq!(
         repo.read("tenants/globex.yaml"),
         globex.replace("\"v1.34.1\"", "\"v1.34.2\"")
     );
     assert_eq!(
         run.stdout,
-        "upgrade to v1.34:\n  acme    v1.33.4 -> v1.34.2\n  globex  v1.34.1 -> v1.34.2\n2 to move, 0 with further steps after this one, 0 already at v1.34\n"
+        "upgrade to v1.34:\n  acme    v1.33.4 -> v1.34.2  (control plane first; pools held at v1.33.4)\n  globex  v1.34.1 -> v1.34.2\n2 to move, 1 with further steps after this one, 0 already at v1.34\n"
     );
     let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
     assert_eq!(kcp["spec"]["version"], "v1.34.2");
+    let md = repo.object("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.33.4", "the workers wait");
     assert_eq!(repo.run(&["render", "--check"]).code, 0, "the overlays are rendered");
+    // The pools' step needs the cluster's word that the control plane runs v1.34.2: without a
+    // cluster the run stops at the hold, naming what to do, and writes nothing.
+    let before = repo.snapshot();
+    let blocked = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "acme",
+        "--kubeconfig",
+        "/nonexistent/kubeconfig",
+    ]);
+    assert_eq!(blocked.code, 1, "{}", blocked.stderr);
+    assert!(
+        blocked.stderr.contains("--> tenants/acme.yaml:13:21"),
+        "{}",
+        blocked.stderr
+    );
+    assert!(
+        blocked.stderr.contains(
+            "tenant `acme`: its pools wait at v1.33.4 for the control plane at v1.34.2, and the management cluster cannot say whether it runs it"
+        ),
+        "{}",
+        blocked.stderr
+    );
+    assert!(blocked.stderr.contains("--no-cluster-check"), "{}", blocked.stderr);
+    assert_eq!(before, repo.snapshot());
+    // Checked by hand: the pools follow the control plane again.
+    let pools = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "--no-cluster-check"]);
+    assert_eq!(pools.code, 0, "{}", pools.stderr);
+    assert_eq!(
+        pools.stdout,
+        "upgrade to v1.34:\n  acme  pools v1.33.4 -> v1.34.2  (the control plane runs v1.34.2)\n1 to move, 0 with further steps after this one, 0 already at v1.34\n"
+    );
+    assert_eq!(repo.read("tenants/acme.yaml"), acme.replace("'v1.33.4'", "'v1.34.2'"));
+    let md = repo.object("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.2");
     // Run again: nothing left to do, nothing written.
     let before = repo.snapshot();
     let again = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "globex"]);
@@ -169,12 +219,17 @@ fn upgrade_takes_one_minor_per_run_and_refuses_a_step_it_cannot_name() {
         "--dry-run",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("  acme  v1.33.4 -> v1.34.2\n"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("  acme  v1.33.4 -> v1.34.2  (control plane first; pools held at v1.33.4)\n"),
+        "{}",
+        run.stdout
+    );
     let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "initech"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout
-            .contains("  initech  v1.32.9 -> v1.33.5  (then further steps to v1.34)\n"),
+            .contains("  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)  (then further steps to v1.34)\n"),
         "{}",
         run.stdout
     );
@@ -266,17 +321,32 @@ fn a_wave_waits_for_the_committed_files_of_the_waves_before_it() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "upgrade to v1.34 (wave `canary`):\n  acme  v1.33.4 -> v1.34.2\n1 to move, 0 with further steps after this one, 0 already at v1.34\n"
+        "upgrade to v1.34 (wave `canary`):\n  acme  v1.33.4 -> v1.34.2  (control plane first; pools held at v1.33.4)\n1 to move, 1 with further steps after this one, 0 already at v1.34\n"
     );
     // Edited but not committed: the next wave still waits.
     let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "rest"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    commit("canary to v1.34");
+    commit("canary's control plane to v1.34");
+    // Committed, but the canary's pools are still held for its control plane: not arrived.
+    let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "rest"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tenant `acme` of the earlier wave `canary` has its control plane at v1.34.2 and its pools still held at v1.33.4"),
+        "{}",
+        run.stderr
+    );
+    let run = upgrade(
+        &repo,
+        home.path(),
+        &["--kubernetes", "v1.34", "--wave", "canary", "--no-cluster-check"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    commit("canary's pools to v1.34");
     let run = upgrade(&repo, home.path(), &["--kubernetes", "v1.34", "--wave", "rest"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "upgrade to v1.34 (wave `rest`):\n  globex   v1.34.1 -> v1.34.2\n  initech  v1.32.9 -> v1.33.5  (then further steps to v1.34)\n2 to move, 1 with further steps after this one, 0 already at v1.34\n"
+        "upgrade to v1.34 (wave `rest`):\n  globex   v1.34.1 -> v1.34.2\n  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)  (then further steps to v1.34)\n2 to move, 1 with further steps after this one, 0 already at v1.34\n"
     );
 }
 

@@ -89,6 +89,7 @@ pub fn validate(
         return Err(errs);
     }
     let mut warnings = platform::warnings(platform, &platform_model);
+    warnings.extend(transitions::warnings(&built, deployed));
     for (t, src) in &built {
         warnings.extend(warnings::tenant(src, &platform_model, t));
     }

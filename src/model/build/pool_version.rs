@@ -30,9 +30,46 @@ pub fn pool_version(
                 .with_hint("a ClusterClass's machine deployments follow the Cluster's version: remove `version`"),
         );
     }
+    kubelet_rules(src, &f, &format!("pool `{}`", w.name), v, cp, platform, errs);
+    Some(v)
+}
+
+/// `spec.kubernetes.workersVersion`: the version of every pool without its own, under the same
+/// kubelet rules; not in topology mode, where Cluster API's topology controller already moves
+/// the machine deployments only after the control plane (cluster-api v1.14.0
+/// `exp/topology/desiredstate/desired_state.go`, `computeMachineDeploymentVersion`).
+pub fn workers_version(
+    src: &Source,
+    text: Option<&str>,
+    cp: Option<KubeVersion>,
+    topology: bool,
+    platform: &Platform,
+    errs: &mut Vec<Diagnostic>,
+) -> Option<KubeVersion> {
+    const FIELD: &str = "spec.kubernetes.workersVersion";
+    let v = version(src, FIELD, text?, errs)?;
+    if topology {
+        errs.push(src.error(FIELD, "a held pool version in topology mode").with_hint(
+            "Cluster API's topology controller upgrades the machine deployments after the control plane by itself: remove `workersVersion`",
+        ));
+    }
+    kubelet_rules(src, FIELD, "the pools", v, cp, platform, errs);
+    Some(v)
+}
+
+/// The supported range and the kubelet skew rules for `v` at `f`.
+fn kubelet_rules(
+    src: &Source,
+    f: &str,
+    what: &str,
+    v: KubeVersion,
+    cp: Option<KubeVersion>,
+    platform: &Platform,
+    errs: &mut Vec<Diagnostic>,
+) {
     if v < platform.min_kubernetes || v > platform.max_kubernetes {
         errs.push(
-            src.error(&f, format!("Kubernetes {v} is outside the platform's supported range"))
+            src.error(f, format!("Kubernetes {v} is outside the platform's supported range"))
                 .with_hint(format!(
                     "kaas.yaml supports {} to {}",
                     platform.min_kubernetes, platform.max_kubernetes
@@ -52,7 +89,6 @@ pub fn pool_version(
                 cp.minor.saturating_sub(KUBELET_SKEW)
             )
         };
-        errs.push(src.error(&f, format!("pool `{}`: {why}", w.name)).with_hint(hint));
+        errs.push(src.error(f, format!("{what}: {why}")).with_hint(hint));
     }
-    Some(v)
 }

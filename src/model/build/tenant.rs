@@ -11,7 +11,7 @@ use crate::model::build::backup;
 use crate::model::build::fields::storage_size;
 use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::model::build::platform::{header, version};
-use crate::model::build::pool_version::pool_version;
+use crate::model::build::pool_version::{pool_version, workers_version};
 use crate::model::build::{providers, removed_flags, topology};
 use crate::model::{
     AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, KubeVersion, Platform, Pool,
@@ -511,6 +511,14 @@ fn pools(
 ) -> Vec<Pool> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
+    let held = workers_version(
+        src,
+        spec.kubernetes.workers_version.as_deref(),
+        cp,
+        class.is_some(),
+        platform,
+        errs,
+    );
     for (i, w) in spec.workers.iter().enumerate() {
         let f = format!("spec.workers[{i}]");
         if !is_dns1123_label(&w.name) {
@@ -618,7 +626,7 @@ fn pools(
                 m.disk_gib.unwrap_or(40),
             ),
         };
-        let version = pool_version(src, &f, w, cp, class.is_some(), platform, errs);
+        let version = pool_version(src, &f, w, cp, class.is_some(), platform, errs).or(held);
         out.push(Pool {
             version,
             name: w.name.clone(),

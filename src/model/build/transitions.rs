@@ -12,9 +12,10 @@
 //!   old etcd and writes the new one (`internal/resources/datastore/datastore_migrate.go`,
 //!   `cmd/migrate/cmd.go`). The old etcd must keep running until it finished, and a new
 //!   dedicated etcd must serve before the switch: both sides exist while `dataStore` names both.
-//! - A control plane's Kubernetes version goes up one minor at a time and never down (Kamaji's
-//!   webhook, `internal/webhook/handlers/tcp_version.go`, and the Kubernetes version skew
-//!   policy; see `model::upgrade`). A refused version leaves the tenant stuck with Flux retrying.
+//! - A control plane's Kubernetes version goes up one minor at a time and never down a minor
+//!   (Kamaji's webhook, `internal/webhook/handlers/tcp_version.go`, and the Kubernetes version
+//!   skew policy; see `model::upgrade`). A refused version leaves the tenant stuck with the
+//!   provider retrying. A patch may go down within its minor (a rollback): a warning.
 
 use std::collections::BTreeMap;
 
@@ -118,7 +119,7 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
     let (message, hint) = match upgrade::refusal(current, new)? {
         Refusal::Downgrade => (
             format!(
-                "{new} would downgrade tenant `{name}` from {current}, the deployed version; Kubernetes and Kamaji refuse downgrades"
+                "{new} would take tenant `{name}` down a minor from {current}, the deployed version; Kamaji's webhook refuses a lower minor"
             ),
             format!(
                 "keep `version: {current}`; the next allowed step up is {next} (`kaas-gitops upgrade --kubernetes {} {name}`)",
@@ -136,4 +137,30 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
         ),
     };
     Some(src.error("spec.kubernetes.version", message).with_hint(hint))
+}
+
+/// What a valid transition still gets told: a control plane whose patch goes down within its
+/// minor. Kamaji allows it (it compares versions with the patches zeroed, `tcp_version.go`;
+/// `internal/resources/kubeadm_upgrade.go`: "Patch upgrades are allowed"), and it is how a bad
+/// patch release is rolled back, but the kubelets of a pool that follows the control plane
+/// roll to the lower patch too.
+pub fn warnings(tenants: &[(Tenant, &Source)], deployed: &BTreeMap<String, Deployed>) -> Vec<Diagnostic> {
+    tenants
+        .iter()
+        .filter(|(t, _)| !t.decommissioned)
+        .filter_map(|(t, src)| {
+            let current = deployed.get(&t.name)?.version?;
+            let new = t.version;
+            ((new.major, new.minor) == (current.major, current.minor) && new < current).then(|| {
+                src.warning(
+                    "spec.kubernetes.version",
+                    format!(
+                        "{new} rolls tenant `{}` back from {current}, the deployed patch: Kamaji allows a lower patch of the same minor, and the pools that follow the control plane roll back too",
+                        t.name
+                    ),
+                )
+                .with_hint("a rollback is meant for a bad patch release; go forward again with `kaas-gitops upgrade` once a fixed patch exists")
+            })
+        })
+        .collect()
 }

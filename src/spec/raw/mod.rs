@@ -121,6 +121,11 @@ pub struct TenantSpec {
 pub struct Kubernetes {
     /// A semantic version such as `v1.33.4`; quote it (`"1.30"`) so YAML does not read a number.
     pub version: String,
+    /// The kubelet version of every pool that sets none of its own (default: `version`).
+    /// `kaas-gitops upgrade` writes it to hold the pools while the control plane takes a step
+    /// first, and removes it once the control plane runs the new version.
+    #[serde(rename = "workersVersion")]
+    pub workers_version: Option<String>,
 }
 
 /// `spec.controlPlane`.

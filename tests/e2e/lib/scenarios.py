@@ -186,7 +186,8 @@ def status_and_wait(e):
     f.render()
     head = f.commit_push("umbrella: a tenant without HelmReleases")
     t0 = time.time()
-    w = f.kaas_gitops("wait", "umbrella", "--reconcile", "--timeout", "180s", *kc, check=False)
+    # `--flux-only`: no Cluster API or Kamaji controller writes umbrella's cluster statuses yet.
+    w = f.kaas_gitops("wait", "umbrella", "--reconcile", "--flux-only", "--timeout", "180s", *kc, check=False)
     e.r.figure("status: push -> `wait --reconcile` sees a new tenant Ready", f"{time.time() - t0:.1f}s")
     print("  wait umbrella:\n    " + "\n    ".join(w.stderr.strip().splitlines()[-6:]), flush=True)
     if w.returncode != 0 or f"Ready at {head}" not in w.stderr:
@@ -227,11 +228,16 @@ def status_and_wait(e):
     # Standing in for the Cluster API and Kamaji controllers: their status subresources.
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     md = next(o["name"] for o in umbrella["objects"] if o["kind"] == "MachineDeployment")
+    md_generation = int(e.c.kubectl("get", "-n", "umbrella", "machinedeployment.cluster.x-k8s.io", md,
+                                    "-o", "jsonpath={.metadata.generation}").strip() or 1)
+    created = {"type": "TenantControlPlaneCreated", "status": "True", "reason": "Succeeded", "message": "", "lastTransitionTime": now}
+    kcp_ok = {"ready": True, "initialization": {"controlPlaneInitialized": True}, "version": "v1.32.9", "conditions": [created]}
     for kind, name, status in (
             ("cluster.cluster.x-k8s.io", "umbrella", {"phase": "Provisioned", "conditions": [
                 {"type": "Available", "status": "True", "reason": "Available", "message": "", "lastTransitionTime": now}]}),
-            ("kamajicontrolplane", "umbrella", {"ready": True, "initialization": {"controlPlaneInitialized": True}, "version": "v1.32.9"}),
-            ("machinedeployment.cluster.x-k8s.io", md, {"replicas": 2, "readyReplicas": 2, "availableReplicas": 2})):
+            ("kamajicontrolplane", "umbrella", kcp_ok),
+            ("machinedeployment.cluster.x-k8s.io", md, {"replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
+                                                         "upToDateReplicas": 2, "observedGeneration": md_generation})):
         r = e.c.kubectl("patch", "-n", "umbrella", kind, name, "--subresource=status", "--type=merge",
                         "-p", json.dumps({"status": status}), check=False)
         if r.returncode != 0:
@@ -246,6 +252,25 @@ def status_and_wait(e):
             fails.append(f"umbrella's {kind} after its status was written: want ready `{want}`, got {json.dumps(o)[:300]}")
     if umbrella and umbrella["state"] != "ready":
         fails.append(f"umbrella's row is {umbrella['state']} with every object Ready")
+
+    # The full gate (Flux applied it and the cluster caught up) on the stand-in statuses: done.
+    w = f.kaas_gitops("wait", "umbrella", "--timeout", "60s", *kc, check=False)
+    if w.returncode != 0 or "clusters caught up" not in w.stderr:
+        fails.append(f"wait umbrella with its cluster statuses written exited {w.returncode}: {w.stderr.strip()[-400:]}")
+    # A step Kamaji's webhook refused (stand-in: the condition the Kamaji provider v0.20.0 writes,
+    # `ready` left true): `wait` fails at once, naming the control plane and the webhook's words.
+    refused = dict(created, status="False", reason="Pending",
+                   message='admission webhook "vtenantcontrolplane.kb.io" denied the request: unable to upgrade to a version older than v1.32')
+    e.c.kubectl("patch", "-n", "umbrella", "kamajicontrolplane", "umbrella", "--subresource=status", "--type=merge",
+                "-p", json.dumps({"status": dict(kcp_ok, conditions=[refused])}))
+    t0 = time.time()
+    w = f.kaas_gitops("wait", "umbrella", "--timeout", "60s", *kc, check=False)
+    last = w.stderr.strip().splitlines()[-1] if w.stderr.strip() else ""
+    if w.returncode != 1 or "KamajiControlPlane umbrella/umbrella is Failed" not in last or "denied the request" not in last \
+            or time.time() - t0 > 50:
+        fails.append(f"wait on a refused control plane step exited {w.returncode} after {time.time() - t0:.0f}s: {last[:400]}")
+    e.c.kubectl("patch", "-n", "umbrella", "kamajicontrolplane", "umbrella", "--subresource=status", "--type=merge",
+                "-p", json.dumps({"status": kcp_ok}))
 
     # A HelmRelease that cannot get Ready: `wait` times out naming it, with helm-controller's words.
     w = f.kaas_gitops("wait", "initech", "--timeout", "10s", *kc, check=False)
@@ -279,6 +304,21 @@ def status_and_wait(e):
     if w.returncode != 0 or f"Ready at {fixed}" not in w.stderr:
         fails.append(f"wait after the fix exited {w.returncode}: {w.stderr.strip()[-600:]}")
     e.ex_sha = fixed
+
+    # Two merges in quick succession: the first one's `wait --revision` is done once Flux applied
+    # the second, which descends from it (kustomize-controller reports only the newest revision).
+    first = f.commit_push("a merge")
+    second = f.commit_push("another merge right after it")
+    t0 = time.time()
+    w = f.kaas_gitops("wait", "umbrella", "--revision", first, "--reconcile", "--timeout", "120s", *kc, check=False)
+    applied = e.c.kubectl("get", "-n", "flux-system", "kustomization", "kaas-tenant-umbrella",
+                          "-o", "jsonpath={.status.lastAppliedRevision}", check=False).stdout.strip()
+    print(f"  wait --revision {first[:7]} with {applied} applied: exit {w.returncode} after {time.time() - t0:.0f}s", flush=True)
+    if w.returncode != 0:
+        fails.append(f"wait --revision of the first of two merges exited {w.returncode} (applied {applied}): {w.stderr.strip()[-400:]}")
+    elif not applied.endswith(second):
+        fails.append(f"the two-merge check saw {applied} applied, not the second merge {second}: the descendant rule was not exercised")
+    e.ex_sha = second
 
     # Errors: one clear message each, exit 2.
     closed = os.path.join(e.work, "closed.kubeconfig")
