@@ -82,7 +82,7 @@ pub fn plan(model: &Model, images: &Images, tenant: &str, snapshot: Option<&str>
         ));
     }
     let (target, affected): (Target, Vec<&Tenant>) = match &t.datastore {
-        DataStore::Dedicated { .. } => match Target::of_tenant(t) {
+        DataStore::Dedicated { .. } => match Target::of_tenant(&model.platform, t) {
             Some(target) => (target, vec![t]),
             None => {
                 return Err(Box::new(

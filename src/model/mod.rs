@@ -124,6 +124,8 @@ pub struct Platform {
     pub flux_shards: u32,
     /// Kamaji's namespace.
     pub kamaji_namespace: String,
+    /// The management cluster's DNS domain (`spec.management.clusterDomain`).
+    pub cluster_domain: String,
     /// The kamaji chart.
     pub kamaji_chart: Chart,
     /// The Kamaji controller image.
@@ -339,6 +341,10 @@ impl Platform {
         }
     }
 }
+
+/// Kubernetes' default DNS domain, and the kamaji-etcd chart's `clusterDomain` default
+/// (clastix/kamaji-etcd `values.yaml`).
+pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
 
 /// One tenant cluster.
 #[derive(Debug, Clone)]

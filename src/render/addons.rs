@@ -202,6 +202,15 @@ fn cilium(t: &Tenant, replaces_kube_proxy: bool) -> Value {
         "ipam": {"mode": "cluster-pool", "operator": operator},
         "kubeProxyReplacement": replaces_kube_proxy,
     });
+    // The chart's defaults are `ipv4.enabled: true`, `ipv6.enabled: false` (values.yaml), and
+    // its IPv4 pool defaults to 10.0.0.0/8: an IPv6 pod CIDR is ignored unless IPv6 is on, and
+    // an IPv6-only tenant would hand out 10.0.0.0/8 unless IPv4 is off.
+    if !v6.is_empty() {
+        v["ipv6"] = serde_json::json!({"enabled": true});
+    }
+    if v4.is_empty() {
+        v["ipv4"] = serde_json::json!({"enabled": false});
+    }
     match t.vip {
         Some(vip) => {
             v["k8sServiceHost"] = vip.to_string().into();

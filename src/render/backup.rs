@@ -192,11 +192,13 @@ pub struct Target {
     pub policy: BackupPolicy,
     /// How its certificates were made.
     pub certs: EtcdCerts,
+    /// The management cluster's DNS domain, which the chart builds member URLs from.
+    pub cluster_domain: String,
 }
 
 impl Target {
     /// The dedicated etcd of `t`, when it is backed up.
-    pub fn of_tenant(t: &Tenant) -> Option<Target> {
+    pub fn of_tenant(p: &Platform, t: &Tenant) -> Option<Target> {
         let Some(DataStore::Dedicated {
             replicas,
             backup: Some(policy),
@@ -213,6 +215,7 @@ impl Target {
             datastore: t.etcd_release(),
             policy: policy.clone(),
             certs: EtcdCerts::SelfSigned,
+            cluster_domain: p.cluster_domain.clone(),
         })
     }
 
@@ -226,6 +229,7 @@ impl Target {
             datastore: DEFAULT_DATASTORE.to_string(),
             policy: b.policy.clone(),
             certs: EtcdCerts::CertManager,
+            cluster_domain: p.cluster_domain.clone(),
         })
     }
 
@@ -234,13 +238,16 @@ impl Target {
         format!("{}-{i}", self.release)
     }
 
-    /// Member `i`'s DNS name behind the headless Service (named like the release).
+    /// Member `i`'s DNS name behind the headless Service (named like the release), in the
+    /// management cluster's domain (kamaji-etcd `templates/_helpers.tpl` builds the same names
+    /// from `clusterDomain`).
     fn host(&self, i: u32) -> String {
         format!(
-            "{}.{}.{}.svc.cluster.local",
+            "{}.{}.{}.svc.{}",
             self.member(i),
             self.release,
-            self.namespace
+            self.namespace,
+            self.cluster_domain
         )
     }
 
@@ -287,7 +294,7 @@ impl Target {
 
 /// The backup objects of a tenant's dedicated etcd (none when not backed up).
 pub fn tenant_objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
-    match (&p.backups, Target::of_tenant(t)) {
+    match (&p.backups, Target::of_tenant(p, t)) {
         (Some(b), Some(target)) => objects(b, images, &target, crate::render::shared::tenant_labels(t)),
         _ => Vec::new(),
     }
@@ -626,6 +633,7 @@ mod tests {
                 retention: 7,
             },
             certs: EtcdCerts::SelfSigned,
+            cluster_domain: "cluster.local".into(),
         }
     }
 
@@ -645,6 +653,12 @@ mod tests {
             "acme-etcd-0=https://acme-etcd-0.acme-etcd.acme.svc.cluster.local:2380"
         );
         assert_eq!(t.data_claim(2), "data-acme-etcd-2");
+        let mut other = target(1);
+        other.cluster_domain = "mgmt.example".into();
+        assert_eq!(
+            other.endpoints(),
+            ["https://acme-etcd-0.acme-etcd.acme.svc.mgmt.example:2379"]
+        );
     }
 
     #[test]

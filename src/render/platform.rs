@@ -159,6 +159,14 @@ pub(crate) fn etcd_chart_images(p: &Platform, images: &Images) -> (Node, Node) {
     )
 }
 
+/// The kamaji-etcd chart's `clusterDomain`, written only when the management cluster's differs
+/// from the chart's default: the chart builds its members' peer and client URLs, and so the
+/// DataStore's endpoints, from it (clastix/kamaji-etcd `templates/_helpers.tpl`), and the
+/// kamaji chart warns that its init jobs fail when it does not match (`values.yaml`).
+pub(crate) fn cluster_domain(p: &Platform) -> Option<&str> {
+    (p.cluster_domain != crate::model::DEFAULT_CLUSTER_DOMAIN).then_some(p.cluster_domain.as_str())
+}
+
 fn kamaji_release(p: &Platform, images: &Images) -> Object {
     let kamaji = images.get(&p.kamaji_image);
     let (etcd_image, etcd_jobs) = etcd_chart_images(p, images);
@@ -172,6 +180,7 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             "image" => etcd_image,
             "datastore" => map! {"enabled" => true, "name" => DEFAULT_DATASTORE},
             "jobs" => etcd_jobs,
+            "clusterDomain" => cluster_domain(p),
         },
     };
     let action = || Action {

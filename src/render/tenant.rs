@@ -129,6 +129,7 @@ fn etcd_release(p: &Platform, images: &Images, t: &Tenant) -> Object {
         },
         "datastore" => map! {"enabled" => true, "name" => &name},
         "jobs" => jobs,
+        "clusterDomain" => crate::render::platform::cluster_domain(p),
     };
     helm_release(p, t, name, &p.etcd_chart, values)
 }

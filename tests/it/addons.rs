@@ -450,3 +450,31 @@ fn an_unpinned_image_of_a_digest_chart_never_keeps_the_charts_digest() {
         locked.stderr
     );
 }
+
+#[test]
+fn the_real_cilium_chart_gets_ipv6_on_for_ipv6_pod_cidrs_and_ipv4_off_without_ipv4_ones() {
+    let chart = cilium_chart();
+    let repo = rendered_example();
+    let config = |from: &str, pods: &str| {
+        repo.replace(
+            "tenants/acme.yaml",
+            &format!("pods: [{from}]"),
+            &format!("pods: [{pods}]"),
+        );
+        let run = repo.run(&["render"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let hr = repo.object("overlays/tenants/acme/helmrelease-acme-cilium.yaml");
+        let docs = helm_template(&chart, "cilium", "kube-system", &hr["spec"]["values"]);
+        find(&docs, "ConfigMap", "cilium-config")["data"].clone()
+    };
+    // Dual stack: both families on, each with the tenant's own pool.
+    let dual = config("10.243.0.0/16", "10.243.0.0/16, \"fd00:10:243::/104\"");
+    assert_eq!(dual["enable-ipv4"], "true");
+    assert_eq!(dual["enable-ipv6"], "true");
+    assert_eq!(dual["cluster-pool-ipv4-cidr"], "10.243.0.0/16");
+    assert_eq!(dual["cluster-pool-ipv6-cidr"], "fd00:10:243::/104");
+    // IPv6 only: no IPv4 pool, so not the chart's default 10.0.0.0/8 either.
+    let v6 = config("10.243.0.0/16, \"fd00:10:243::/104\"", "\"fd00:10:243::/104\"");
+    assert_eq!(v6["enable-ipv4"], "false", "{v6}");
+    assert_eq!(v6["enable-ipv6"], "true");
+}

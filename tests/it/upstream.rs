@@ -530,3 +530,53 @@ fn proxmox_and_packet_together_are_warned_about_their_clashing_short_name() {
     let plain = rendered_example().run(&["render"]);
     assert!(!plain.stderr.contains("`pmt`"), "{}", plain.stderr);
 }
+
+// clastix/kamaji-etcd chart 0.17.0 templates/_helpers.tpl builds the members' URLs, and so the
+// DataStore's endpoints, from `clusterDomain`; the kamaji chart's values.yaml warns that its init
+// jobs fail when it differs from the management cluster's. One platform setting reaches the
+// chart's values of every etcd release and the backups' endpoints.
+#[test]
+fn the_management_clusters_domain_reaches_every_etcd_release_and_backup() {
+    let repo = rendered_example();
+    repo.replace(
+        "kaas.yaml",
+        "  flux:\n",
+        "  management: {clusterDomain: mgmt.example}\n  flux:\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let release = repo.object("overlays/tenants/acme/helmrelease-acme-etcd.yaml");
+    assert_eq!(release["spec"]["values"]["clusterDomain"], "mgmt.example");
+    let docs = helm_template(
+        &charts().join("kamaji-etcd"),
+        "acme-etcd",
+        "acme",
+        &release["spec"]["values"],
+    );
+    let datastore = docs.iter().find(|d| d["kind"] == "DataStore").expect("a DataStore");
+    let endpoints = datastore["spec"]["endpoints"].to_string();
+    assert!(
+        endpoints.contains(".acme-etcd.acme.svc.mgmt.example:2379"),
+        "{endpoints}"
+    );
+    let cronjob = repo.object("overlays/tenants/acme/cronjob-acme-etcd-backup.yaml");
+    assert!(
+        cronjob
+            .to_string()
+            .contains("acme-etcd-0.acme-etcd.acme.svc.mgmt.example:2379"),
+        "the backup reaches the members by the same names"
+    );
+    let kamaji = repo.object("overlays/platform/helmrelease-kamaji.yaml");
+    assert_eq!(kamaji["spec"]["values"]["kamaji-etcd"]["clusterDomain"], "mgmt.example");
+    let cronjob = repo.object("overlays/platform/cronjob-kamaji-etcd-backup.yaml");
+    assert!(
+        cronjob
+            .to_string()
+            .contains(".kamaji-etcd.kamaji-system.svc.mgmt.example:2379")
+    );
+    // The default domain writes nothing new.
+    repo.replace("kaas.yaml", "  management: {clusterDomain: mgmt.example}\n", "");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let release = repo.object("overlays/tenants/acme/helmrelease-acme-etcd.yaml");
+    assert!(release["spec"]["values"].get("clusterDomain").is_none());
+}

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::DEFAULT_CLUSTER_DOMAIN;
 use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, image, image_or_default};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{addons, providers, topology, upgrades};
@@ -39,6 +40,21 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         errs.push(
             src.error("spec.kamaji.namespace", format!("Kamaji must run in `kamaji-system`, not `{kamaji_namespace}`"))
                 .with_hint("the kamaji chart's CRDs hard-code the webhook service `kamaji-webhook-service.kamaji-system`; remove the field or set `kamaji-system`"),
+        );
+    }
+
+    let cluster_domain = spec
+        .management
+        .as_ref()
+        .and_then(|m| m.cluster_domain.clone())
+        .unwrap_or_else(|| DEFAULT_CLUSTER_DOMAIN.into());
+    if !is_dns1123_subdomain(&cluster_domain) {
+        errs.push(
+            src.error(
+                "spec.management.clusterDomain",
+                format!("`{cluster_domain}` is not a DNS domain"),
+            )
+            .with_hint("write the management cluster's kubelet `clusterDomain`, e.g. `cluster.local`"),
         );
     }
 
@@ -290,6 +306,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         interval,
         flux_shards: spec.flux.shards.unwrap_or(0),
         kamaji_namespace,
+        cluster_domain,
         kamaji_chart,
         kamaji_image,
         default_datastore_replicas: spec

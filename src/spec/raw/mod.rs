@@ -479,6 +479,17 @@ pub struct PlatformSpec {
     /// Add-ons installed into tenant clusters: a catalog of charts and what tenants get by
     /// default (see docs/addons.md).
     pub addons: Option<PlatformAddons>,
+    /// Facts about the management cluster that rendered objects depend on.
+    pub management: Option<Management>,
+}
+
+/// `spec.management`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Management {
+    /// The management cluster's DNS domain (its kubelets' `clusterDomain`, default
+    /// `cluster.local`): the etcd members' and DataStores' endpoints are built from it.
+    pub cluster_domain: Option<String>,
 }
 
 /// `spec.upgrades`.
