@@ -8,6 +8,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 mod addons;
+pub mod bootstrap_rbac;
 pub mod build;
 pub mod crd_assets;
 pub mod pins;

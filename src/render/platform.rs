@@ -82,6 +82,9 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     out.push(kamaji_release(p, images));
     out.extend(crate::render::backup::platform_objects(p, images));
     out.push(control_plane_provider(p, images));
+    if p.needs_bootstrap_reader() {
+        out.extend(bootstrap_reader());
+    }
     for (provider, version) in &p.infrastructure_providers {
         out.push(Object {
             kind: "InfrastructureProvider",
@@ -259,6 +262,51 @@ fn control_plane_provider(p: &Platform, images: &Images) -> Object {
             },
         },
     }
+}
+
+/// The least grant that lets Cluster API v1.14's kubeadm bootstrap controller read the Cluster's
+/// control plane object, which the Kamaji control plane provider up to v0.20.0 does not give
+/// (see `model::bootstrap_rbac` for the upstream files). Read only: `getControlPlaneVersion`
+/// (cluster-api v1.14.0 `bootstrap/kubeadm/reconcilers/kubeadmconfig/kubeadmconfig_controller.go`)
+/// gets the object; `get, list, watch` is what its marker grants on `kubeadmcontrolplanes`.
+fn bootstrap_reader() -> [Object; 2] {
+    use crate::model::bootstrap_rbac::{BOOTSTRAP_NAMESPACE, BOOTSTRAP_SERVICE_ACCOUNT, READER_NAME};
+    let rbac = "rbac.authorization.k8s.io/v1";
+    [
+        Object {
+            kind: "ClusterRole",
+            name: READER_NAME.into(),
+            body: map! {
+                "apiVersion" => rbac,
+                "kind" => "ClusterRole",
+                "metadata" => meta_labels(READER_NAME, None),
+                "rules" => seq![map! {
+                    "apiGroups" => seq!["controlplane.cluster.x-k8s.io"],
+                    "resources" => seq!["kamajicontrolplanes"],
+                    "verbs" => seq!["get", "list", "watch"],
+                }],
+            },
+        },
+        Object {
+            kind: "ClusterRoleBinding",
+            name: READER_NAME.into(),
+            body: map! {
+                "apiVersion" => rbac,
+                "kind" => "ClusterRoleBinding",
+                "metadata" => meta_labels(READER_NAME, None),
+                "roleRef" => map! {
+                    "apiGroup" => "rbac.authorization.k8s.io",
+                    "kind" => "ClusterRole",
+                    "name" => READER_NAME,
+                },
+                "subjects" => seq![map! {
+                    "kind" => "ServiceAccount",
+                    "name" => BOOTSTRAP_SERVICE_ACCOUNT,
+                    "namespace" => BOOTSTRAP_NAMESPACE,
+                }],
+            },
+        },
+    ]
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 mod addons;
 mod backup;
+mod bootstrap_rbac;
 mod common;
 mod crash;
 mod crd_fetch;
