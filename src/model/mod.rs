@@ -404,6 +404,8 @@ pub struct Tenant {
     /// Add-ons of the platform's catalog installed into the cluster, in install order (the CNI,
     /// then cloud controller managers, then the rest, each group by name).
     pub addons: Vec<TenantAddon>,
+    /// `spec.addons.acknowledge` has `cniMigration`: a deployed cluster may lose kube-proxy.
+    pub cni_migration_acknowledged: bool,
 }
 
 impl Tenant {
