@@ -7,7 +7,7 @@ use crate::model::{Chart, Model, Platform, Provider, repository_name};
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::objects::helm::{
-    Action, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, Remediation, SourceRef,
+    Action, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, SourceRef, Strategy,
 };
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::shared::{DEFAULT_DATASTORE, DEFAULT_RELEASE, platform_labels};
@@ -177,11 +177,22 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             "jobs" => etcd_jobs,
         },
     };
+    // Retry a failed install or upgrade for ever, as the tenant releases do. With the default
+    // strategy and `remediation.retries`, helm-controller v1.6.3 marks the release Stalled
+    // (`RetriesExceeded`) once the retries are spent (`internal/reconcile/atomic_release.go`)
+    // and never tries again until its spec changes; `kaas-platform` is then never Ready at a
+    // new revision, and every tenant Kustomization depends on it. `RetryOnFailure` takes the
+    // retry path before any remediation (`GetActiveRetry`; `api/v2/helmrelease_types.go`
+    // `InstallStrategy`/`UpgradeStrategy`, `retryInterval`). A first install that fails for
+    // want of cert-manager's CRDs thus recovers on its own once they exist.
     let action = || Action {
         create_namespace: None,
         crds: Some("CreateReplace".into()),
-        remediation: Some(Remediation { retries: 3 }),
-        strategy: None,
+        remediation: None,
+        strategy: Some(Strategy {
+            name: "RetryOnFailure".into(),
+            retry_interval: "2m".into(),
+        }),
     };
     let release = HelmRelease::new(
         ObjectMeta::new(KAMAJI_RELEASE, Some(&p.kamaji_namespace), platform_labels()),
