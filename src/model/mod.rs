@@ -8,6 +8,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 mod addons;
+pub mod bootstrap_rbac;
 pub mod build;
 pub mod crd_assets;
 pub mod pins;
@@ -409,6 +410,8 @@ pub struct Tenant {
     /// Add-ons of the platform's catalog installed into the cluster, in install order (the CNI,
     /// then cloud controller managers, then the rest, each group by name).
     pub addons: Vec<TenantAddon>,
+    /// `spec.addons.acknowledge` has `cniMigration`: a deployed cluster may lose kube-proxy.
+    pub cni_migration_acknowledged: bool,
 }
 
 impl Tenant {

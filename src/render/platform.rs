@@ -7,7 +7,7 @@ use crate::model::{Chart, Model, Platform, Provider, repository_name};
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::objects::helm::{
-    Action, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, Remediation, SourceRef,
+    Action, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, SourceRef, Strategy,
 };
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::shared::{DEFAULT_DATASTORE, DEFAULT_RELEASE, platform_labels};
@@ -82,6 +82,9 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     out.push(kamaji_release(p, images));
     out.extend(crate::render::backup::platform_objects(p, images));
     out.push(control_plane_provider(p, images));
+    if p.needs_bootstrap_reader() {
+        out.extend(bootstrap_reader());
+    }
     for (provider, version) in &p.infrastructure_providers {
         out.push(Object {
             kind: "InfrastructureProvider",
@@ -183,11 +186,22 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             "clusterDomain" => cluster_domain(p),
         },
     };
+    // Retry a failed install or upgrade for ever, as the tenant releases do. With the default
+    // strategy and `remediation.retries`, helm-controller v1.6.3 marks the release Stalled
+    // (`RetriesExceeded`) once the retries are spent (`internal/reconcile/atomic_release.go`)
+    // and never tries again until its spec changes; `kaas-platform` is then never Ready at a
+    // new revision, and every tenant Kustomization depends on it. `RetryOnFailure` takes the
+    // retry path before any remediation (`GetActiveRetry`; `api/v2/helmrelease_types.go`
+    // `InstallStrategy`/`UpgradeStrategy`, `retryInterval`). A first install that fails for
+    // want of cert-manager's CRDs thus recovers on its own once they exist.
     let action = || Action {
         create_namespace: None,
         crds: Some("CreateReplace".into()),
-        remediation: Some(Remediation { retries: 3 }),
-        strategy: None,
+        remediation: None,
+        strategy: Some(Strategy {
+            name: "RetryOnFailure".into(),
+            retry_interval: "2m".into(),
+        }),
     };
     let release = HelmRelease::new(
         ObjectMeta::new(KAMAJI_RELEASE, Some(&p.kamaji_namespace), platform_labels()),
@@ -268,6 +282,51 @@ fn control_plane_provider(p: &Platform, images: &Images) -> Object {
             },
         },
     }
+}
+
+/// The least grant that lets Cluster API v1.14's kubeadm bootstrap controller read the Cluster's
+/// control plane object, which the Kamaji control plane provider up to v0.20.0 does not give
+/// (see `model::bootstrap_rbac` for the upstream files). Read only: `getControlPlaneVersion`
+/// (cluster-api v1.14.0 `bootstrap/kubeadm/reconcilers/kubeadmconfig/kubeadmconfig_controller.go`)
+/// gets the object; `get, list, watch` is what its marker grants on `kubeadmcontrolplanes`.
+fn bootstrap_reader() -> [Object; 2] {
+    use crate::model::bootstrap_rbac::{BOOTSTRAP_NAMESPACE, BOOTSTRAP_SERVICE_ACCOUNT, READER_NAME};
+    let rbac = "rbac.authorization.k8s.io/v1";
+    [
+        Object {
+            kind: "ClusterRole",
+            name: READER_NAME.into(),
+            body: map! {
+                "apiVersion" => rbac,
+                "kind" => "ClusterRole",
+                "metadata" => meta_labels(READER_NAME, None),
+                "rules" => seq![map! {
+                    "apiGroups" => seq!["controlplane.cluster.x-k8s.io"],
+                    "resources" => seq!["kamajicontrolplanes"],
+                    "verbs" => seq!["get", "list", "watch"],
+                }],
+            },
+        },
+        Object {
+            kind: "ClusterRoleBinding",
+            name: READER_NAME.into(),
+            body: map! {
+                "apiVersion" => rbac,
+                "kind" => "ClusterRoleBinding",
+                "metadata" => meta_labels(READER_NAME, None),
+                "roleRef" => map! {
+                    "apiGroup" => "rbac.authorization.k8s.io",
+                    "kind" => "ClusterRole",
+                    "name" => READER_NAME,
+                },
+                "subjects" => seq![map! {
+                    "kind" => "ServiceAccount",
+                    "name" => BOOTSTRAP_SERVICE_ACCOUNT,
+                    "namespace" => BOOTSTRAP_NAMESPACE,
+                }],
+            },
+        },
+    ]
 }
 
 #[cfg(test)]

@@ -64,11 +64,22 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
         None if cluster => read(&cluster_file).and_then(|b| block_scalar(&b, &["spec", "topology", "version"])),
         None => None,
     };
+    let kube_proxy = kcp
+        .as_ref()
+        .map(|b| block_scalar(b, &["spec", "addons", "kubeProxy"]).is_some());
+    let release_prefix = format!("helmrelease-{name}-");
+    let addons = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(&release_prefix)?.strip_suffix(".yaml"))
+        .map(str::to_string)
+        .collect();
     Deployed {
         cluster,
         etcd,
         datastore,
         version: version.as_deref().and_then(crate::model::KubeVersion::parse),
+        kube_proxy,
+        addons,
     }
 }
 
@@ -110,8 +121,8 @@ struct KamajiControlPlaneSpec {
     data_store_name: Option<String>,
 }
 
-/// In a git repository with commits, each tenant's deployed Kubernetes version is the one its
-/// overlay has in HEAD (none for an overlay never committed): a render nobody committed reached
+/// In a git repository with commits, each tenant's deployed Kubernetes version (and its
+/// kube-proxy and add-ons) is the one its overlay has in HEAD (none for an overlay never committed): a render nobody committed reached
 /// no cluster, so rendering `v1.32 -> v1.33` and then `v1.33 -> v1.34` before a commit is still
 /// a two-minor jump for Kamaji (issue 22). Elsewhere the overlays on disk stand.
 fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
@@ -128,10 +139,15 @@ fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
         return;
     };
     for (name, d) in deployed.iter_mut() {
-        d.version = committed.get(name).and_then(|files| {
+        let before = committed.get(name).map(|files| {
             let names: BTreeSet<String> = files.keys().cloned().collect();
-            deployed_of(name, &names, |f| files.get(f).cloned()).version
+            deployed_of(name, &names, |f| files.get(f).cloned())
         });
+        d.version = before.as_ref().and_then(|b| b.version);
+        // The kube-proxy and CNI transition is judged against the commit too (a render nobody
+        // committed reached no cluster).
+        d.kube_proxy = before.as_ref().and_then(|b| b.kube_proxy);
+        d.addons = before.map(|b| b.addons).unwrap_or_default();
     }
 }
 

@@ -164,6 +164,12 @@ impl Source {
             .or_else(|| self.locate(field))
     }
 
+    /// Whether `field` is written in this file (a key or a value, not only a parent of it).
+    pub fn has(&self, field: &str) -> bool {
+        let idx = self.idx();
+        idx.keys.contains_key(field) || idx.values.contains_key(field)
+    }
+
     /// The scalar written at `field`, if it is one.
     pub fn scalar(&self, field: &str) -> Option<&Scalar> {
         self.idx().values.get(field).and_then(|(_, s)| s.as_ref())

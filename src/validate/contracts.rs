@@ -176,7 +176,7 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         }
     }
     out.extend(served_versions(fleet, &installed, platform));
-    out.extend(kubeadm_reads_control_plane(fleet, &installed));
+    out.extend(kubeadm_reads_control_plane(fleet, &installed, platform));
     out
 }
 
@@ -273,23 +273,39 @@ fn served_versions(fleet: &Fleet, installed: &[Installed<'_>], platform: Option<
         .collect()
 }
 
-/// Since Cluster API v1.14 the kubeadm bootstrap controller reads the control plane object;
-/// Kamaji's provider v0.20.0 ships no RBAC for that (added after it), so workers never join
-/// unless the fleet binds it.
-fn kubeadm_reads_control_plane(fleet: &Fleet, installed: &[Installed<'_>]) -> Option<Finding> {
-    let core = installed.iter().find(|i| i.series.kind == "CoreProvider")?;
-    let (major, minor, _) = semver(&core.version)?;
+/// Since Cluster API v1.14 the kubeadm bootstrap controller reads the control plane object
+/// (cluster-api v1.14.0 `bootstrap/kubeadm/reconcilers/kubeadmconfig/kubeadmconfig_controller.go`,
+/// `getControlPlaneVersion` from `joinWorker`); Kamaji's provider up to v0.20.0 ships no RBAC for
+/// that (see `model::bootstrap_rbac`), so workers never join unless the fleet grants it. The
+/// core release is the `CoreProvider` object's when the fleet has one, else kaas.yaml's
+/// `spec.clusterApi.coreVersion` (the core is usually installed outside the fleet).
+fn kubeadm_reads_control_plane(
+    fleet: &Fleet,
+    installed: &[Installed<'_>],
+    platform: Option<&Platform>,
+) -> Option<Finding> {
+    use crate::model::bootstrap_rbac::{BOOTSTRAP_NAMESPACE, BOOTSTRAP_SERVICE_ACCOUNT, READER_NAME, needs_reader};
     let kamaji = installed
         .iter()
         .find(|i| i.series.kind == "ControlPlaneProvider" && i.series.name == "kamaji")?;
-    if (major, minor) < (1, 14) || semver(&kamaji.version)? != (0, 20, 0) {
+    let (core, from) = match installed.iter().find(|i| i.series.kind == "CoreProvider") {
+        Some(c) => (c.version.clone(), "the fleet's CoreProvider"),
+        None => (
+            platform?.management.cluster_api.clone(),
+            "kaas.yaml `spec.clusterApi.coreVersion`",
+        ),
+    };
+    if !needs_reader(&core, &kamaji.version) {
         return None;
     }
+    let subject = |s: &serde_json::Value| {
+        s["kind"] == "ServiceAccount" && s["name"] == BOOTSTRAP_SERVICE_ACCOUNT && s["namespace"] == BOOTSTRAP_NAMESPACE
+    };
     let bound = fleet.objects.iter().any(|o| {
         o.kind == "ClusterRoleBinding"
             && o.pointer("/subjects")
                 .and_then(|s| s.as_array())
-                .is_some_and(|s| s.iter().any(|s| s["name"] == "capi-kubeadm-bootstrap-manager"))
+                .is_some_and(|s| s.iter().any(subject))
     });
     (!bound).then(|| {
         error(
@@ -297,11 +313,11 @@ fn kubeadm_reads_control_plane(fleet: &Fleet, installed: &[Installed<'_>]) -> Op
             kamaji.object,
             "spec.version",
             format!(
-                "Cluster API {} has the kubeadm bootstrap controller read KamajiControlPlane, and `kamaji` v0.20.0 ships no RBAC for it: workers never join",
-                core.version
+                "Cluster API {core} ({from}) has the kubeadm bootstrap controller read KamajiControlPlane, and `kamaji` {} ships no RBAC for it: workers never join",
+                kamaji.version
             ),
         )
-        .with_hint("upgrade the Kamaji control plane provider past v0.20.0, or add to base/platform a ClusterRoleBinding of ServiceAccount `capi-kubeadm-bootstrap-system/capi-kubeadm-bootstrap-manager` to ClusterRole `capi-kamaji-control-plane-role`")
+        .with_hint(format!("render again (kaas-gitops renders the ClusterRoleBinding `{READER_NAME}`, which base/platform must not remove), or bind ServiceAccount `{BOOTSTRAP_NAMESPACE}/{BOOTSTRAP_SERVICE_ACCOUNT}` to ClusterRole `capi-kamaji-capi-kamaji-control-plane-role` (the provider's own role)"))
     })
 }
 

@@ -229,6 +229,30 @@ fn kube_proxy_forced_on_with_a_cni_that_replaces_it_is_refused() {
 }
 
 #[test]
+fn two_catalog_repositories_with_one_helm_repository_name_are_refused_at_the_second() {
+    let repo = rendered_example();
+    // `https://helm.cilium.io` and `https://helm.releases.hashicorp.com` both derive `helm`.
+    let vault = "      vault:\n        kind: other\n        repository: https://helm.releases.hashicorp.com\n        chart: vault\n        version: 0.30.0\n";
+    let text = repo.read("kaas.yaml");
+    repo.write(
+        "kaas.yaml",
+        &text.replacen("    catalog:\n", &format!("    catalog:\n{vault}"), 1),
+    );
+    let line = repo
+        .read("kaas.yaml")
+        .lines()
+        .position(|l| l.contains("helm.releases.hashicorp.com"))
+        .unwrap()
+        + 1;
+    let err = repo.assert_render_refused(
+        &format!("kaas.yaml:{line}:21"),
+        "`https://helm.releases.hashicorp.com` and `https://helm.cilium.io` (`spec.addons.catalog.cilium.repository`) would both be the HelmRepository `helm`",
+    );
+    assert!(err.contains("= field: `spec.addons.catalog.vault.repository`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
 fn unknown_add_ons_are_refused_naming_the_valid_ones() {
     let repo = with_catalog();
     repo.replace(

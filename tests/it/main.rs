@@ -2,6 +2,8 @@
 
 mod addons;
 mod backup;
+mod bootstrap_rbac;
+mod cni_migration;
 mod common;
 mod crash;
 mod crd_fetch;

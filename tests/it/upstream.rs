@@ -454,6 +454,22 @@ fn the_kamaji_providers_anti_affinity_selects_its_own_pods() {
     }
 }
 
+// helm-controller v1.6.3 internal/reconcile/atomic_release.go: with `remediation.retries` the
+// release stalls (`RetriesExceeded`) for good once they are spent; with `RetryOnFailure`
+// (api/v2/helmrelease_types.go) it retries every `retryInterval`, as the tenant releases do.
+#[test]
+fn the_kamaji_release_retries_for_ever_and_never_stalls_on_spent_retries() {
+    let repo = rendered_example();
+    let r = repo.object("overlays/platform/helmrelease-kamaji.yaml");
+    for phase in ["install", "upgrade"] {
+        assert_eq!(
+            r["spec"][phase],
+            json!({"crds": "CreateReplace", "strategy": {"name": "RetryOnFailure", "retryInterval": "2m"}}),
+            "{phase}"
+        );
+    }
+}
+
 // helm-controller v1.6.3 api/v2/helmrelease_types.go: RetryOnFailure retries without
 // uninstalling; the autoscaler chart mounts the kubeconfig Secret as a required volume
 // (cluster-autoscaler chart 9.59.0 templates/deployment.yaml), which appears only once the control

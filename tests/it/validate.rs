@@ -470,6 +470,39 @@ fn contract_skew_between_providers_and_the_platform_is_reported() {
 fn cluster_api_v1_14_needs_the_kubeadm_bootstrap_binding_that_kamaji_v0_20_0_lacks() {
     let crds = crds_dir();
     let repo = rendered();
+    // The render carries the grant: clean.
+    assert_eq!(check(&repo, &crds), (0, Vec::<String>::new()));
+
+    // Without it, kaas.yaml's `coreVersion` (v1.14.0 by default) is enough to know: the core
+    // provider is not in the fleet.
+    let binding = "clusterrolebinding-kaas-capi-kubeadm-bootstrap-kamaji-reader.yaml";
+    std::fs::remove_file(repo.path().join("overlays/platform").join(binding)).unwrap();
+    edit(
+        &repo,
+        "overlays/platform/kustomization.yaml",
+        &format!("- {binding}\n"),
+        "",
+    );
+    let cp = "overlays/platform/controlplaneprovider-kamaji.yaml";
+    let refused = |from: &str| {
+        format!(
+            "error contract {} ControlPlaneProvider kamaji-system/kamaji: Cluster API v1.14.0 ({from}) has the kubeadm bootstrap controller read KamajiControlPlane, and `kamaji` v0.20.0 ships no RBAC for it: workers never join",
+            line_of(&repo, cp, "version:")
+        )
+    };
+    assert_eq!(
+        check(&repo, &crds),
+        (1, vec![refused("kaas.yaml `spec.clusterApi.coreVersion`")])
+    );
+    let run = validate(&repo, &crds, &[]);
+    assert!(
+        format!("{}{}", run.stdout, run.stderr).contains("ClusterRole `capi-kamaji-capi-kamaji-control-plane-role`"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+
+    // A CoreProvider in the fleet is the authority.
     repo.write(
         "base/platform/coreprovider-cluster-api.yaml",
         "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\n  namespace: capi-system\nspec:\n  version: v1.14.0\n",
@@ -480,20 +513,12 @@ fn cluster_api_v1_14_needs_the_kubeadm_bootstrap_binding_that_kamaji_v0_20_0_lac
         "resources: []",
         "resources:\n- coreprovider-cluster-api.yaml",
     );
-    let cp = "overlays/platform/controlplaneprovider-kamaji.yaml";
-    assert_eq!(
-        check(&repo, &crds),
-        (
-            1,
-            vec![format!(
-                "error contract {} ControlPlaneProvider kamaji-system/kamaji: Cluster API v1.14.0 has the kubeadm bootstrap controller read KamajiControlPlane, and `kamaji` v0.20.0 ships no RBAC for it: workers never join",
-                line_of(&repo, cp, "version:")
-            )]
-        )
-    );
+    assert_eq!(check(&repo, &crds), (1, vec![refused("the fleet's CoreProvider")]));
+
+    // The provider's own role, bound by hand, does as well.
     repo.write(
         "base/platform/clusterrolebinding-kubeadm-reads-kamaji.yaml",
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: kubeadm-reads-kamaji\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: capi-kamaji-control-plane-role\nsubjects:\n- kind: ServiceAccount\n  name: capi-kubeadm-bootstrap-manager\n  namespace: capi-kubeadm-bootstrap-system\n",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: kubeadm-reads-kamaji\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: capi-kamaji-capi-kamaji-control-plane-role\nsubjects:\n- kind: ServiceAccount\n  name: capi-kubeadm-bootstrap-manager\n  namespace: capi-kubeadm-bootstrap-system\n",
     );
     edit(
         &repo,

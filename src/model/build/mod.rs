@@ -85,6 +85,12 @@ pub fn validate(
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
     errs.extend(transitions::check(&platform_model, &built, deployed));
+    errs.extend(transitions::cni_changes(
+        &platform_model,
+        &platform.source,
+        &built,
+        deployed,
+    ));
     if !errs.is_empty() {
         return Err(errs);
     }

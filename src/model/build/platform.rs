@@ -98,16 +98,6 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         &mut errs,
     );
 
-    repository_names(
-        src,
-        [
-            ("spec.kamaji.chart", &kamaji_chart),
-            ("spec.kamajiEtcd.chart", &etcd_chart),
-            ("spec.clusterAutoscaler.chart", &autoscaler_chart),
-        ],
-        &mut errs,
-    );
-
     let kamaji_image = image(src, "spec.kamaji.image", &spec.kamaji.image, None, true, &mut errs);
     let etcd_image = image(
         src,
@@ -209,6 +199,15 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
 
     let installed = providers::installed(src, spec, &mut errs);
     let (addons, addon_defaults) = addons::platform(src, spec, &installed, &mut errs);
+    // Every chart's repository is one HelmRepository in the platform layer, named from its URL:
+    // the platform's charts and the add-on catalog's together.
+    let mut charts: Vec<(&str, &Chart)> = vec![
+        ("spec.kamaji.chart", &kamaji_chart),
+        ("spec.kamajiEtcd.chart", &etcd_chart),
+        ("spec.clusterAutoscaler.chart", &autoscaler_chart),
+    ];
+    charts.extend(addons.values().map(|a| (a.field.as_str(), &a.chart)));
+    repository_names(src, &charts, &mut errs);
     let topology = spec
         .topology
         .as_ref()
@@ -496,9 +495,9 @@ pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>
 /// Each chart repository becomes one `HelmRepository` named after its URL. Two URLs with one name
 /// would render one object over the other, and a release would install from the wrong
 /// repository. See: issues/9 (found by the pipeline property test).
-fn repository_names(src: &Source, charts: [(&str, &Chart); 3], errs: &mut Vec<Diagnostic>) {
+fn repository_names(src: &Source, charts: &[(&str, &Chart)], errs: &mut Vec<Diagnostic>) {
     let mut seen: BTreeMap<String, (&str, &str)> = BTreeMap::new();
-    for (field, chart) in charts {
+    for &(field, chart) in charts {
         let name = repository_name(chart);
         let at = format!("{field}.repository");
         if name.is_empty() {

@@ -218,6 +218,10 @@ pub fn tenant(
         core_dns: addons.core_dns.unwrap_or(true),
         // A CNI that replaces kube-proxy turns Kamaji's off (a tenant forcing it on is refused).
         kube_proxy: addons.kube_proxy.unwrap_or(true) && !cni_replaces_kube_proxy,
+        cni_migration_acknowledged: spec
+            .addons
+            .as_ref()
+            .is_some_and(|a| a.acknowledge.contains(&crate::spec::raw::Acknowledgement::CniMigration)),
         konnectivity: addons.konnectivity.unwrap_or(true),
         api_server,
         controller_manager,

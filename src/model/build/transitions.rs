@@ -16,6 +16,8 @@
 //!   (Kamaji's webhook, `internal/webhook/handlers/tcp_version.go`, and the Kubernetes version
 //!   skew policy; see `model::upgrade`). A refused version leaves the tenant stuck with the
 //!   provider retrying. A patch may go down within its minor (a rollback): a warning.
+//! - A running cluster that loses Kamaji's kube-proxy, or gains a CNI that replaces it, loses
+//!   its Services and its own CNI at once (see [`cni_changes`]): refused unless acknowledged.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +39,11 @@ pub struct Deployed {
     /// The control plane's Kubernetes version (`KamajiControlPlane.spec.version`, or the
     /// `Cluster`'s `spec.topology.version`), when a cluster is rendered.
     pub version: Option<KubeVersion>,
+    /// Kamaji's kube-proxy add-on is on (`KamajiControlPlane.spec.addons.kubeProxy` rendered),
+    /// when a control plane is rendered.
+    pub kube_proxy: Option<bool>,
+    /// The names of the add-ons rendered (`helmrelease-<tenant>-<name>.yaml`; its etcd too).
+    pub addons: std::collections::BTreeSet<String>,
 }
 
 /// Every refused transition of `tenants` (with their files) from `deployed`.
@@ -163,4 +170,105 @@ pub fn warnings(tenants: &[(Tenant, &Source)], deployed: &BTreeMap<String, Deplo
             })
         })
         .collect()
+}
+
+/// A deployed tenant that loses Kamaji's kube-proxy, or gains a CNI add-on that replaces it, in
+/// one render: refused unless its file acknowledges it (`spec.addons.acknowledge:
+/// [cniMigration]`). Judged from the same previous state as the version steps, so a tenant
+/// whose previous overlay was not read (`kube_proxy: None`) or is new passes.
+///
+/// - Kamaji deletes kube-proxy from the running cluster once the control plane drops it:
+///   clastix/kamaji 26.8.2-edge `internal/resources/addons/kube_proxy.go`, `ShouldCleanup`
+///   (`spec.addons.kubeProxy == nil && status.addons.kubeProxy.enabled`) and `CleanUp` (deletes
+///   its DaemonSet, ConfigMap, ServiceAccount and RBAC in the tenant cluster).
+/// - Cilium's chart defaults to `cni.exclusive: true` (values.yaml of chart 1.19.6): its agent
+///   removes every other CNI's configuration from each node, so a CNI the team installed
+///   itself stops on every node at once.
+///
+/// Tenants that get the CNI from kaas.yaml's `spec.addons.defaults.cni` (their file says
+/// nothing about add-ons) are reported once, at that line.
+pub fn cni_changes(
+    platform: &Platform,
+    platform_src: &Source,
+    tenants: &[(Tenant, &Source)],
+    deployed: &BTreeMap<String, Deployed>,
+) -> Vec<Diagnostic> {
+    use crate::model::AddonKind;
+    let replacing = |name: &str| {
+        platform
+            .addons
+            .get(name)
+            .is_some_and(|a| a.kind == AddonKind::Cni && a.replaces_kube_proxy)
+    };
+    let mut errs = Vec::new();
+    let mut by_default: Vec<&str> = Vec::new();
+    for (t, src) in tenants {
+        let Some(d) = deployed.get(&t.name) else { continue };
+        let Some(had_kube_proxy) = d.kube_proxy else { continue };
+        if t.decommissioned || t.cni_migration_acknowledged {
+            continue;
+        }
+        let cni = t.addons.iter().map(|a| a.name.as_str()).find(|n| replacing(n));
+        let loses_kube_proxy = had_kube_proxy && !t.kube_proxy;
+        let gains_cni = cni.is_some() && !d.addons.iter().any(|a| replacing(a));
+        if !loses_kube_proxy && !gains_cni {
+            continue;
+        }
+        let name = &t.name;
+        let field = match cni {
+            None => "spec.controlPlane.addons.kubeProxy",
+            Some(_) if src.scalar("spec.addons.cni").is_some() => "spec.addons.cni",
+            Some(_) if src.has("spec.addons") => "spec.addons",
+            Some(_) => {
+                by_default.push(name);
+                continue;
+            }
+        };
+        let message = match cni {
+            None => format!(
+                "tenant `{name}` runs kube-proxy, and this turns it off: Kamaji deletes the kube-proxy DaemonSet from the running cluster, and its Services stop working until a CNI replaces kube-proxy"
+            ),
+            Some(c) if loses_kube_proxy => format!(
+                "tenant `{name}` runs kube-proxy and gains the CNI `{c}`, which replaces it: Kamaji deletes the kube-proxy DaemonSet from the running cluster, and Cilium's `cni.exclusive` removes any other CNI's configuration from every node"
+            ),
+            Some(c) => format!(
+                "tenant `{name}` gains the CNI `{c}`: Cilium's `cni.exclusive` removes the configuration of the CNI the running cluster has from every node"
+            ),
+        };
+        // `spec.addons` as a whole: its key, not the first line of its block.
+        let at = if field == "spec.addons" {
+            src.key_error(field, message)
+        } else {
+            src.error(field, message)
+        };
+        errs.push(at.with_hint(format!(
+            "migrate the running cluster first (docs/addons.md, \"Adding a CNI to a running tenant\"), then add `acknowledge: [cniMigration]` to `spec.addons` of `{}`; or keep it as it is{}",
+            t.source_path,
+            if cni.is_some() { " with `spec.addons.cni: none`" } else { " by removing `kubeProxy: false`" }
+        )));
+    }
+    if !by_default.is_empty() {
+        let shown: Vec<String> = by_default.iter().take(5).map(|n| format!("`{n}`")).collect();
+        let more = by_default.len().saturating_sub(shown.len());
+        let more = if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        };
+        let cni = platform.addon_defaults.cni.as_deref().unwrap_or_default();
+        errs.push(
+            platform_src
+                .error(
+                    "spec.addons.defaults.cni",
+                    format!(
+                        "the default CNI `{cni}` reaches deployed tenant(s) {}{more}, which run kube-proxy or another CNI: Kamaji deletes their kube-proxy DaemonSet, and Cilium's `cni.exclusive` removes any other CNI's configuration from every node",
+                        shown.join(", ")
+                    ),
+                )
+                .with_hint(
+                    "migrate each cluster first (docs/addons.md, \"Adding a CNI to a running tenant\"), then add `spec.addons.acknowledge: [cniMigration]` to its tenant file; a tenant that keeps its own CNI and kube-proxy says `spec.addons.cni: none`",
+                ),
+        );
+    }
+    errs
 }

@@ -132,4 +132,17 @@ pub struct TenantAddons {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, BTreeMap<String, AnyValue>>")]
     pub values: BTreeMap<String, BTreeMap<String, Value>>,
+    /// Changes to a running cluster that kaas-gitops refuses unless acknowledged here:
+    /// `cniMigration` lets a deployed tenant lose Kamaji's kube-proxy or gain a CNI that
+    /// replaces it (see docs/addons.md, "Adding a CNI to a running tenant").
+    #[serde(default)]
+    pub acknowledge: Vec<Acknowledgement>,
+}
+
+/// A change `spec.addons.acknowledge` lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Acknowledgement {
+    /// Kamaji deletes the tenant's kube-proxy, and a kube-proxy-replacing CNI takes over.
+    CniMigration,
 }

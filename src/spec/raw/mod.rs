@@ -12,7 +12,8 @@ mod providers;
 mod topology;
 
 pub use addons::{
-    AddonDefaults, AddonImage, AddonKind, AddonWiring, CatalogAddon, DigestFormat, PlatformAddons, TenantAddons,
+    Acknowledgement, AddonDefaults, AddonImage, AddonKind, AddonWiring, CatalogAddon, DigestFormat, PlatformAddons,
+    TenantAddons,
 };
 
 pub use providers::{
