@@ -143,6 +143,10 @@ pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> 
     })
 }
 
+/// The images as resolved (with their diagnostics) and, when every image resolved, each tenant's
+/// input hash.
+type ImagesAndHashes = (images::Images, Vec<Diagnostic>, Option<BTreeMap<String, String>>);
+
 /// Loads and validates every input and resolves the images, reusing and updating `cache`.
 /// `Err` holds every problem of every input.
 pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Result<Resolved, Vec<Diagnostic>> {
@@ -213,7 +217,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
     }
     // The images and input hashes are worked out once the tenants are built (a VIP is part of
     // a hash), before the transition rules run: only a tenant whose hash changed is asked about.
-    let mut resolved: Option<(images::Images, Vec<Diagnostic>, Option<BTreeMap<String, String>>)> = None;
+    let mut resolved: Option<ImagesAndHashes> = None;
     let previous: build::transitions::Previous<'_> = Box::new(|platform_model, built| {
         let present: BTreeSet<&str> = inputs.tenants.iter().map(|(_, stem, _)| stem.as_str()).collect();
         let (images, diags) = images::resolve(platform_model, &platform.source, &lock.images, select.locked);
