@@ -9,8 +9,8 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::diagnostics::Diagnostic;
-use crate::model::Model;
 use crate::model::build::{self, TenantInput};
+use crate::model::{Model, Platform, Tenant};
 use crate::render::{self, Context, Options, Tree, images};
 use crate::repo::inputs::{Inputs, PLATFORM_PATH};
 use crate::repo::lock::{LOCK_PATH, Lock};
@@ -36,14 +36,20 @@ pub struct Rendered {
 
 /// Each tenant's input hash: the tool version, every platform input that reaches a tenant
 /// overlay (kaas.yaml, resolved images, base/tenant), the tenant file and its VIP. Equal hashes
-/// mean byte-identical overlays, so an unchanged tenant need not be rendered or compared.
-fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTreeMap<String, String> {
+/// mean byte-identical overlays, so an unchanged tenant need not be rendered or compared, and
+/// its previous output need not be read for the transition rules.
+fn input_hashes<'a>(
+    inputs: &Inputs,
+    platform_model: &Platform,
+    tenants: impl Iterator<Item = &'a Tenant>,
+    images: &images::Images,
+) -> BTreeMap<String, String> {
     let mut platform = Sha256::new();
     platform.update(env!("CARGO_PKG_VERSION").as_bytes());
     // The rendering code's fingerprint (build.rs): a changed renderer re-renders every tenant.
     platform.update(env!("KAAS_RENDER_CODE").as_bytes());
     platform.update(&inputs.platform);
-    for spec in model.platform.images() {
+    for spec in platform_model.images() {
         platform.update(images.get(spec).full().as_bytes());
         platform.update(b"\n");
     }
@@ -54,9 +60,7 @@ fn input_hashes(inputs: &Inputs, model: &Model, images: &images::Images) -> BTre
         .iter()
         .map(|(_, stem, b)| (stem.as_str(), b.as_slice()))
         .collect();
-    model
-        .tenants
-        .iter()
+    tenants
         .map(|t| {
             let mut h = Sha256::new();
             h.update(platform);
@@ -84,6 +88,8 @@ pub struct Resolved {
     pub warnings: Vec<Diagnostic>,
     /// `kaas.lock` as this run leaves it, when its bytes change.
     pub new_lock: Option<Vec<u8>>,
+    /// Each tenant's input hash (see [`input_hashes`]).
+    pub hashes: BTreeMap<String, String>,
 }
 
 /// `run`, reusing and updating `cache`.
@@ -93,13 +99,13 @@ pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> 
         images,
         warnings,
         new_lock,
+        hashes,
     } = resolve(inputs, select, cache)?;
     let ctx = Context {
         base_platform: inputs.base_platform,
         base_tenant: inputs.base_tenant,
     };
     let only = (!select.tenants.is_empty()).then_some(select.tenants.as_slice());
-    let hashes = input_hashes(inputs, &model, &images);
     let skip: BTreeSet<String> = if select.full {
         BTreeSet::new()
     } else {
@@ -136,6 +142,10 @@ pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> 
         images,
     })
 }
+
+/// The images as resolved (with their diagnostics) and, when every image resolved, each tenant's
+/// input hash.
+type ImagesAndHashes = (images::Images, Vec<Diagnostic>, Option<BTreeMap<String, String>>);
 
 /// Loads and validates every input and resolves the images, reusing and updating `cache`.
 /// `Err` holds every problem of every input.
@@ -205,7 +215,28 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             );
         }
     }
-    let validated = build::validate(&platform, &tenants, &lock.vips, &inputs.deployed);
+    // The images and input hashes are worked out once the tenants are built (a VIP is part of
+    // a hash), before the transition rules run: only a tenant whose hash changed is asked about.
+    let mut resolved: Option<ImagesAndHashes> = None;
+    let previous: build::transitions::Previous<'_> = Box::new(|platform_model, built| {
+        let present: BTreeSet<&str> = inputs.tenants.iter().map(|(_, stem, _)| stem.as_str()).collect();
+        let (images, diags) = images::resolve(platform_model, &platform.source, &lock.images, select.locked);
+        if diags.iter().any(Diagnostic::is_error) {
+            // No hash without every image: every tenant is judged, and the run fails below.
+            resolved = Some((images, diags, None));
+            return inputs.previous.deployed(&present, &present);
+        }
+        let hashes = input_hashes(inputs, platform_model, built.iter().map(|(t, _)| t), &images);
+        let changed: BTreeSet<&str> = hashes
+            .iter()
+            .filter(|(name, h)| inputs.overlay_hashes.get(*name) != Some(*h))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let deployed = inputs.previous.deployed(&changed, &present);
+        resolved = Some((images, diags, Some(hashes)));
+        deployed
+    });
+    let validated = build::validate(&platform, &tenants, &lock.vips, previous);
     let validated = match validated {
         Ok(v) if errs.is_empty() => v,
         Ok(_) => return Err(errs),
@@ -214,11 +245,23 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             return Err(errs);
         }
     };
-    let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock.images, select.locked);
+    // A validation that passes has asked `previous`, which resolved the images.
+    let (images, diags, hashes) = resolved.unwrap_or_else(|| {
+        let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock.images, select.locked);
+        (images, diags, None)
+    });
     let (image_errors, mut warnings): (Vec<_>, Vec<_>) = diags.into_iter().partition(Diagnostic::is_error);
     if !image_errors.is_empty() {
         return Err(image_errors);
     }
+    let hashes = hashes.unwrap_or_else(|| {
+        input_hashes(
+            inputs,
+            &validated.model.platform,
+            validated.model.tenants.iter(),
+            &images,
+        )
+    });
     warnings.extend(validated.warnings.iter().cloned());
     let after = Lock {
         images: lock.images.clone(),
@@ -232,5 +275,6 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
         images,
         warnings,
         new_lock,
+        hashes,
     })
 }

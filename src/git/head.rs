@@ -10,11 +10,13 @@ use git2::ObjectType;
 use crate::git::Workspace;
 use crate::spec::load::MAX_FILE_BYTES;
 
-/// Every folder of `overlays/tenants/` at HEAD: its file names, with the bytes of those `want`
-/// (tenant, file name) asks for (the others empty). `None` outside a git repository or before
-/// its first commit; empty when HEAD has no overlays.
+/// Each folder of `overlays/tenants/` at HEAD that `folder` (tenant) asks for: its file names,
+/// with the bytes of those `want` (tenant, file name) asks for (the others empty). `None` outside
+/// a git repository or before its first commit; empty when HEAD has no overlays. The other
+/// folders' trees are not read.
 pub fn overlay_files(
     dir: &Path,
+    folder: impl Fn(&str) -> bool,
     want: impl Fn(&str, &str) -> bool,
 ) -> Option<BTreeMap<String, BTreeMap<String, Vec<u8>>>> {
     let ws = Workspace::open(dir).ok()?;
@@ -25,9 +27,12 @@ pub fn overlay_files(
         return Some(out);
     };
     let tenants = entry.to_object(repo).ok()?.peel_to_tree().ok()?;
-    for folder in tenants.iter().filter(|e| e.kind() == Some(ObjectType::Tree)) {
-        let Ok(name) = folder.name() else { continue };
-        let Ok(tree) = folder.to_object(repo).and_then(|o| o.peel_to_tree()) else {
+    for folder_entry in tenants.iter().filter(|e| e.kind() == Some(ObjectType::Tree)) {
+        let Ok(name) = folder_entry.name() else { continue };
+        if !folder(name) {
+            continue;
+        }
+        let Ok(tree) = folder_entry.to_object(repo).and_then(|o| o.peel_to_tree()) else {
             continue;
         };
         let mut files = BTreeMap::new();

@@ -4,7 +4,7 @@
 use fs_err::os::unix::fs::OpenOptionsExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -39,8 +39,65 @@ pub struct Inputs {
     /// The tenants rendered before: the folders in `overlays/tenants/`. `--tenant` may name one
     /// whose file is gone, to render its deletion; read from disk only when tenants are named.
     pub rendered: BTreeSet<String>,
-    /// What the last render left of each tenant, for the transitions refused in one step.
-    pub deployed: BTreeMap<String, Deployed>,
+    /// What the last render left of each tenant, for the transitions refused in one step: read
+    /// only for the tenants the pipeline asks about (see [`Previous`]).
+    pub previous: Previous,
+}
+
+/// What the last render left in `overlays/tenants/`, read on demand: the folders and their file
+/// names are known (listed once with the input hashes), a control plane's file is read only when
+/// [`Previous::deployed`] asks for its tenant. A tenant whose input hash is unchanged renders
+/// what it rendered before, so it makes no transition and its old output is never read (issue
+/// 33: reading and parsing every tenant's control plane made a one-tenant edit cost the fleet).
+#[derive(Debug, Clone, Default)]
+pub struct Previous {
+    /// Every folder of `overlays/tenants/`, with its file names.
+    folders: BTreeMap<String, BTreeSet<String>>,
+    /// Where the files are.
+    origin: Origin,
+}
+
+#[derive(Debug, Clone, Default)]
+enum Origin {
+    /// Nothing was rendered before.
+    #[default]
+    None,
+    /// The working tree of this repository; Kubernetes versions from its HEAD when it has one.
+    Disk(PathBuf),
+    /// Files of a commit (`pr`), already read: every folder's state, computed up front.
+    Known(BTreeMap<String, Deployed>),
+}
+
+impl Previous {
+    /// The state of each tenant in `changed` that has a folder, and of every folder whose tenant
+    /// is not in `present` (a deleted tenant, judged from its file names). The only reader of
+    /// previous output: every transition rule judges from what this returns.
+    pub fn deployed(&self, changed: &BTreeSet<&str>, present: &BTreeSet<&str>) -> BTreeMap<String, Deployed> {
+        let asked = |name: &str| changed.contains(name) || !present.contains(name);
+        match &self.origin {
+            Origin::None => BTreeMap::new(),
+            Origin::Known(all) => all
+                .iter()
+                .filter(|(name, _)| asked(name))
+                .map(|(name, d)| (name.clone(), d.clone()))
+                .collect(),
+            Origin::Disk(repo) => {
+                let root = repo.join("overlays/tenants");
+                let wanted: Vec<(&String, &BTreeSet<String>)> =
+                    self.folders.iter().filter(|(name, _)| asked(name)).collect();
+                let mut out: BTreeMap<String, Deployed> = wanted
+                    .par_iter()
+                    .map(|(name, files)| {
+                        let dir = root.join(name);
+                        let d = deployed_of(name, files, |f| read_bounded(&dir.join(f)).ok());
+                        ((*name).clone(), d)
+                    })
+                    .collect();
+                committed_versions(repo, &mut out);
+                out
+            }
+        }
+    }
 }
 
 /// What `overlays/tenants/<name>/` holds, from its file names, its control plane's
@@ -135,7 +192,7 @@ fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
                 .or_else(|| f.strip_prefix("cluster-"))
         }) == Some(name)
     };
-    let Some(committed) = crate::git::head::overlay_files(repo, want) else {
+    let Some(committed) = crate::git::head::overlay_files(repo, |name| deployed.contains_key(name), want) else {
         return;
     };
     for (name, d) in deployed.iter_mut() {
@@ -158,12 +215,12 @@ struct OverlayKustomization {
     resources: Vec<String>,
 }
 
-/// What the last render left in `overlays/tenants/`: every folder's [`Deployed`], and the
+/// What the last render left in `overlays/tenants/`: every folder's file names, and the
 /// input hash of each folder of a tenant in `tenants` (see [`overlay_hash`]). Each folder is
-/// listed once, for both.
+/// listed once, for both; no other file is read here (see [`Previous`]).
 struct Overlays {
-    /// The folders, by name.
-    deployed: BTreeMap<String, Deployed>,
+    /// The folders, by name, with their file names.
+    folders: BTreeMap<String, BTreeSet<String>>,
     /// The recorded input hashes, by tenant.
     hashes: BTreeMap<String, String>,
 }
@@ -178,34 +235,33 @@ fn overlays_on_disk(repo: &Path, tenants: &BTreeSet<&str>) -> Overlays {
             .collect(),
         Err(_) => Vec::new(),
     };
-    let folders: Vec<(String, Deployed, Option<String>)> = names
+    let folders: Vec<(String, BTreeSet<String>, Option<String>)> = names
         .par_iter()
         .map(|name| {
             let dir = root.join(name);
             let listing = list(&dir);
             let files: BTreeSet<String> = listing.iter().flatten().cloned().collect();
-            let deployed = deployed_of(name, &files, |f| read_bounded(&dir.join(f)).ok());
             let hash = if tenants.contains(name.as_str()) {
                 listing.and_then(|present| overlay_hash(&dir, present))
             } else {
                 None
             };
-            (name.clone(), deployed, hash)
+            (name.clone(), files, hash)
         })
         .collect();
     let mut out = Overlays {
-        deployed: BTreeMap::new(),
+        folders: BTreeMap::new(),
         hashes: BTreeMap::new(),
     };
-    for (name, deployed, hash) in folders {
+    for (name, files, hash) in folders {
         if let Some(h) = hash {
             out.hashes.insert(name.clone(), h);
         }
-        out.deployed.insert(name, deployed);
+        out.folders.insert(name, files);
     }
     // A tenant whose overlay is not a plain folder (a symlink to one) was not listed above; its
     // hash is read as it always was, following the link.
-    let missed: Vec<&&str> = tenants.iter().filter(|t| !out.deployed.contains_key(**t)).collect();
+    let missed: Vec<&&str> = tenants.iter().filter(|t| !out.folders.contains_key(**t)).collect();
     let more: Vec<(String, String)> = missed
         .par_iter()
         .filter_map(|t| {
@@ -474,12 +530,13 @@ pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs,
     let rendered = if named.is_empty() {
         BTreeSet::new()
     } else {
-        overlays.deployed.keys().cloned().collect()
+        overlays.folders.keys().cloned().collect()
     };
-    let mut deployed = overlays.deployed;
-    committed_versions(repo, &mut deployed);
     Ok(Ok(Inputs {
-        deployed,
+        previous: Previous {
+            folders: overlays.folders,
+            origin: Origin::Disk(repo.to_path_buf()),
+        },
         overlay_hashes: overlays.hashes,
         rendered,
         platform,
@@ -546,7 +603,7 @@ impl Inputs {
                 .filter_map(|k| k.strip_prefix("overlays/tenants/")?.split_once('/'))
                 .map(|(name, _)| name.to_string())
                 .collect(),
-            deployed: {
+            previous: {
                 let mut by_tenant: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
                 for (name, file) in files
                     .keys()
@@ -554,13 +611,18 @@ impl Inputs {
                 {
                     by_tenant.entry(name.to_string()).or_default().insert(file.to_string());
                 }
-                by_tenant
+                // Nothing is compared on disk here, so every tenant is asked about anyway.
+                let known = by_tenant
                     .iter()
                     .map(|(name, names)| {
                         let read = |f: &str| files.get(&format!("overlays/tenants/{name}/{f}")).cloned();
                         (name.clone(), deployed_of(name, names, read))
                     })
-                    .collect()
+                    .collect();
+                Previous {
+                    folders: by_tenant,
+                    origin: Origin::Known(known),
+                }
             },
         })
     }

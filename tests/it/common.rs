@@ -28,6 +28,35 @@ pub fn bin() -> Command {
     c
 }
 
+/// `kaas-gitops --repo REPO ARGS` under `strace -f -e CALLS` (`trace=open,openat`), with `env`
+/// added: the run, and strace's log.
+pub fn traced(repo: &Repo, calls: &str, env: &[(&str, &str)], args: &[&str]) -> (Run, String) {
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    // bin() sets the environment the binary needs; strace passes it on.
+    let inner = bin();
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-qq", "-e", calls, "-o"])
+        .arg(trace.path())
+        .arg(inner.get_program());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let run: Run = cmd
+        .arg("--repo")
+        .arg(repo.path())
+        .args(args)
+        .output()
+        .expect("strace runs (`apt-get install strace`; tests/run installs it)")
+        .into();
+    (run, std::fs::read_to_string(trace.path()).unwrap())
+}
+
 /// The mirror and the cache every `bin()` shares.
 struct SharedMirror {
     mirror: Option<ReleaseMirror>,

@@ -22,6 +22,7 @@ mod output;
 mod pin;
 mod pin_rate_limit;
 mod portable_fs;
+mod previous;
 mod providers;
 mod reference;
 mod registry;

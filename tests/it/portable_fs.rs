@@ -7,35 +7,19 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use crate::common::{Repo, Run, bin};
+use crate::common::{Repo, Run};
 
 const HIT: &str = "stat cache: no input or output changed";
 
 /// `kaas-gitops ARGS` in `repo` under `strace -f`, with `KAAS_PORTABLE_FS=portable`: the run,
 /// and strace's log of the calls that tell the two paths apart.
 fn traced(repo: &Repo, portable: &str, args: &[&str]) -> (Run, String) {
-    let trace = tempfile::NamedTempFile::new().unwrap();
-    // bin() sets the environment the binary needs; strace passes it on.
-    let inner = bin();
-    let mut cmd = Command::new("strace");
-    cmd.args(["-f", "-qq", "-e", "trace=syncfs,fsync,open,openat", "-o"])
-        .arg(trace.path())
-        .arg(inner.get_program());
-    for (k, v) in inner.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    let run: Run = cmd
-        .env("KAAS_PORTABLE_FS", portable)
-        .arg("--repo")
-        .arg(repo.path())
-        .args(args)
-        .output()
-        .expect("strace runs (`apt-get install strace`; tests/run installs it)")
-        .into();
-    (run, std::fs::read_to_string(trace.path()).unwrap())
+    crate::common::traced(
+        repo,
+        "trace=syncfs,fsync,open,openat",
+        &[("KAAS_PORTABLE_FS", portable)],
+        args,
+    )
 }
 
 fn git_repo() -> Repo {

@@ -47,12 +47,14 @@ pub fn platform(platform: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnos
     platform::platform(platform)
 }
 
-/// Validates everything; `Err` holds every problem of every file.
+/// Validates everything; `Err` holds every problem of every file. `previous` gives what the last
+/// render left of the tenants that may make a transition (see [`transitions::Previous`]); it is
+/// asked once, with the built tenants, when they got this far.
 pub fn validate(
     platform: &Loaded<PlatformFile>,
     tenants: &[TenantInput],
     previous_vips: &VipAllocations,
-    deployed: &std::collections::BTreeMap<String, transitions::Deployed>,
+    previous: transitions::Previous<'_>,
 ) -> Result<Validated, Vec<Diagnostic>> {
     let platform_model = platform::platform(platform)?;
     let mut errs = Vec::new();
@@ -84,18 +86,19 @@ pub fn validate(
         })
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
-    errs.extend(transitions::check(&platform_model, &built, deployed));
+    let deployed = previous(&platform_model, &built);
+    errs.extend(transitions::check(&platform_model, &built, &deployed));
     errs.extend(transitions::cni_changes(
         &platform_model,
         &platform.source,
         &built,
-        deployed,
+        &deployed,
     ));
     if !errs.is_empty() {
         return Err(errs);
     }
     let mut warnings = platform::warnings(platform, &platform_model);
-    warnings.extend(transitions::warnings(&built, deployed));
+    warnings.extend(transitions::warnings(&built, &deployed));
     for (t, src) in &built {
         warnings.extend(warnings::tenant(src, &platform_model, t));
     }

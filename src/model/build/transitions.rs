@@ -46,7 +46,15 @@ pub struct Deployed {
     pub addons: std::collections::BTreeSet<String>,
 }
 
-/// Every refused transition of `tenants` (with their files) from `deployed`.
+/// Where every transition rule gets what the last render left: called with the platform and the
+/// built tenants (VIPs allocated), it returns the [`Deployed`] state of each tenant whose inputs
+/// changed this run, and of each rendered tenant whose file is gone. A tenant whose input hash
+/// equals its overlay's renders exactly what it rendered before, so it cannot make a transition:
+/// it is absent, like a new tenant, and its old output is not read. A rule judges a tenant only
+/// through `deployed.get(name)` in [`check`], and so inherits this.
+pub type Previous<'a> = Box<dyn FnOnce(&Platform, &[(Tenant, &Source)]) -> BTreeMap<String, Deployed> + 'a>;
+
+/// Every refused transition of `tenants` (with their files) from `deployed` (see [`Previous`]).
 pub fn check(
     platform: &Platform,
     tenants: &[(Tenant, &Source)],
