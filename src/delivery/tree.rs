@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::Artifact;
+use crate::render::INPUT_HASH_PREFIX;
 
 /// The OCIRepository of a tenant, as rendered (only what `publish` needs).
 #[derive(Debug, Deserialize)]
@@ -66,13 +67,31 @@ impl TenantSource {
 }
 
 /// The files of `tenant`'s artifact: its overlay and `base/tenant/` (which overlays reference
-/// as `../../../base/tenant`), repository-relative.
+/// as `../../../base/tenant`), repository-relative. The overlay's input-hash comment is left
+/// out: it moves with every kaas.yaml edit and every kaas-gitops release (so that `render` can
+/// skip unchanged tenants), not with what Flux applies, and an artifact must change only when
+/// the objects do.
 pub fn tenant_files(tree: &BTreeMap<String, Vec<u8>>, tenant: &str) -> BTreeMap<String, Vec<u8>> {
     let overlay = format!("overlays/tenants/{tenant}/");
+    let index = format!("{overlay}kustomization.yaml");
     tree.iter()
         .filter(|(p, _)| p.starts_with(&overlay) || p.starts_with("base/tenant/"))
-        .map(|(p, b)| (p.clone(), b.clone()))
+        .map(|(p, b)| {
+            let bytes = if *p == index { without_input_hash(b) } else { b.clone() };
+            (p.clone(), bytes)
+        })
         .collect()
+}
+
+/// `bytes` without the line that starts with [`INPUT_HASH_PREFIX`].
+fn without_input_hash(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        if !line.starts_with(INPUT_HASH_PREFIX.as_bytes()) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
 }
 
 /// Every tenant whose rendered `flux/` has an OCIRepository, sorted by tenant, with its artifact.

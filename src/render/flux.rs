@@ -28,6 +28,11 @@ pub fn tenant_kustomization_file(tenant: &str) -> String {
     format!("kustomization-{}", tenant_kustomization_name(tenant))
 }
 
+/// The file name (without `.yaml`) of a tenant's OCIRepository (`delivery.mode: oci`).
+pub fn tenant_oci_repository_file(tenant: &str) -> String {
+    format!("ocirepository-{}", tenant_kustomization_name(tenant))
+}
+
 /// The kustomize-controller shard of a tenant: `shard<K>`, K in 1..=N from a hash of the name,
 /// so a tenant's shard never depends on the other tenants. `None` without sharding.
 pub fn shard(tenant: &str, shards: u32) -> Option<String> {

@@ -21,6 +21,7 @@ mod pin;
 mod pin_rate_limit;
 mod portable_fs;
 mod providers;
+mod publish;
 mod reference;
 mod registry;
 mod render;
