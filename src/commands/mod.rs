@@ -13,7 +13,7 @@ mod pr_body;
 mod pr_open;
 mod pr_plan;
 mod pr_platform;
-mod publish;
+pub(crate) mod publish;
 mod render;
 mod schema;
 mod status;
