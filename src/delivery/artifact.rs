@@ -43,7 +43,7 @@ impl Artifact {
     /// The artifact of `tenant` holding `files` (repository-relative paths with `/`).
     pub fn build(tenant: &str, files: &BTreeMap<String, Vec<u8>>) -> Artifact {
         let tar = tarball(files);
-        let mut gz = GzBuilder::new().mtime(0).write(Vec::new(), Compression::best());
+        let mut gz = GzBuilder::new().mtime(0).write(Vec::new(), Compression::default());
         gz.write_all(&tar).expect("writing to a Vec cannot fail");
         let layer = gz.finish().expect("writing to a Vec cannot fail");
         // An empty JSON object: source-controller reads only the layers (v1.9.1,
