@@ -17,6 +17,9 @@ use crate::publish::oci::OciTarget;
 use crate::publish::{self, Change, Published, Target};
 use crate::spec::load::MAX_FILE_BYTES;
 
+/// Registry connections at once.
+const CONNECTIONS: usize = 8;
+
 /// The files of a commit an artifact can hold, and the `flux/` that names the artifacts.
 fn wanted(path: &str) -> bool {
     path.starts_with("flux/ocirepository-") || path.starts_with("overlays/tenants/") || path.starts_with("base/tenant/")
@@ -105,13 +108,42 @@ pub fn run(printer: &Printer, repo: &Path, args: &PublishArgs) -> Result<ExitSta
     insecure.dedup();
     let env_path = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let docker_config = DockerConfig::locate(env_path("DOCKER_CONFIG"), env_path("HOME"));
-    let mut target = OciTarget::new(Duration::from_secs(args.timeout), insecure, docker_config)?;
-    let (results, ops) = if args.dry_run {
-        let mut dry = DryRun(&mut target);
-        publish::publish(&sources, &mut dry)
-    } else {
-        publish::publish(&sources, &mut target)
-    };
+    // Tenants are independent: a few connections at once (each its own client), results in
+    // tenant order. Each tenant's blobs-then-manifest order is kept within its connection.
+    let chunk = sources.len().div_ceil(CONNECTIONS).max(1);
+    let timeout = Duration::from_secs(args.timeout);
+    let outcomes: Vec<std::io::Result<(Vec<Published>, publish::Operations)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| {
+                let (insecure, docker_config) = (insecure.clone(), docker_config.clone());
+                scope.spawn(move || {
+                    let mut target = OciTarget::new(timeout, insecure, docker_config)?;
+                    Ok(if args.dry_run {
+                        publish::publish(part, &mut DryRun(&mut target))
+                    } else {
+                        publish::publish(part, &mut target)
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a publish thread panicked")))
+            })
+            .collect()
+    });
+    let mut results = Vec::with_capacity(sources.len());
+    let mut ops = publish::Operations::default();
+    for o in outcomes {
+        let (r, op) = o?;
+        results.extend(r);
+        ops.checks += op.checks;
+        ops.blobs += op.blobs;
+        ops.manifests += op.manifests;
+    }
     let pushed = results.iter().filter(|r| r.change == Change::Pushed).count();
     let failed = results.iter().filter(|r| r.change == Change::Failed).count();
     let bytes: usize = results.iter().map(|r| r.bytes).sum();
