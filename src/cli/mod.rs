@@ -180,6 +180,14 @@ pub enum Command {
     /// ~/.docker/config.json, including credential helpers); registries listed in
     /// spec.registries.insecure are reached over plain HTTP.
     Pin(PinArgs),
+    /// Push each tenant's OCI artifact (spec.flux.delivery.mode: oci) from a commit's rendered tree.
+    ///
+    /// Reads the commit (HEAD by default; never the work tree), builds per tenant a reproducible
+    /// artifact of its overlay and base/tenant/, and pushes it only when the tag names another
+    /// manifest: blobs first, the manifest last, so a run stopped at any point leaves every tag at
+    /// complete content and the next run finishes the job. Credentials come from the Docker
+    /// config file as for `pin`. Exit 2 when a registry push failed (the others are done).
+    Publish(PublishArgs),
     /// Check the rendered fleet before Flux sees it: every object under overlays/ and flux/
     /// against its CRD schema and CEL rules, references and names across the fleet, provider
     /// contracts, and that every folder builds with kustomize.
@@ -246,6 +254,7 @@ impl Command {
             Command::Pr(a) => a.output.get(),
             Command::Upgrade(a) => a.output.get(),
             Command::Pin(a) => a.output.format,
+            Command::Publish(a) => a.output.format,
             Command::Validate(a) => a.output.format,
             Command::Status(a) => a.output.format,
             Command::Wait(a) => a.output.format,
@@ -264,6 +273,7 @@ impl Command {
             Command::Pr(_) => "PrResult",
             Command::Upgrade(_) => "UpgradeResult",
             Command::Pin(_) => "PinResult",
+            Command::Publish(_) => "PublishResult",
             Command::Validate(_) => "ValidateResult",
             Command::Status(_) => "StatusResult",
             Command::Wait(_) => "WaitResult",
@@ -554,6 +564,24 @@ pub struct PinArgs {
     pub images: Vec<String>,
     #[command(flatten)]
     pub fetch: CrdFetchArgs,
+}
+
+/// `publish`.
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The commit whose rendered tree is published: anything git names a commit by
+    /// [default: HEAD].
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<String>,
+    /// Only compare: print which tenants a publish would push, push nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Seconds to wait for the registry: connect, each read, each request.
+    #[arg(long, value_name = "SECONDS", env = "KAAS_REGISTRY_TIMEOUT", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
+    #[command(flatten)]
+    pub output: FormatArgs,
 }
 
 /// Where the release assets holding the CRDs come from (`validate`, `pin`).

@@ -53,6 +53,13 @@ pub const GIT_REPOSITORY: Kind = Kind {
     kind: "GitRepository",
     plural: "gitrepositories",
 };
+/// Flux OCIRepository (source-controller v1.9; `spec.flux.delivery.mode: oci`).
+pub const OCI_REPOSITORY: Kind = Kind {
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    kind: "OCIRepository",
+    plural: "ocirepositories",
+};
 /// Flux HelmRelease (helm-controller v1.6).
 pub const HELM_RELEASE: Kind = Kind {
     group: "helm.toolkit.fluxcd.io",

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::cluster::{
     CLUSTER, Cluster, ClusterError, GIT_REPOSITORY, HELM_RELEASE, KAMAJI_CONTROL_PLANE, KUSTOMIZATION, Kind,
-    MACHINE_DEPLOYMENT,
+    MACHINE_DEPLOYMENT, OCI_REPOSITORY,
 };
 use crate::status::{Entry, Live, live};
 
@@ -21,14 +21,16 @@ pub fn fleet(cluster: &Cluster, entries: &[Entry]) -> Result<(Live, Vec<String>)
     for ns in namespaces {
         objects.extend(cluster.list(KUSTOMIZATION, Some(ns), None)?);
     }
-    let sources: BTreeSet<&str> = entries
-        .iter()
-        .filter_map(|e| e.source.as_ref())
-        .filter(|s| s.kind == GIT_REPOSITORY.kind)
-        .map(|s| s.namespace.as_str())
-        .collect();
-    for ns in sources {
-        objects.extend(cluster.list(GIT_REPOSITORY, Some(ns), None)?);
+    for kind in [GIT_REPOSITORY, OCI_REPOSITORY] {
+        let sources: BTreeSet<&str> = entries
+            .iter()
+            .filter_map(|e| e.source.as_ref())
+            .filter(|s| s.kind == kind.kind)
+            .map(|s| s.namespace.as_str())
+            .collect();
+        for ns in sources {
+            objects.extend(cluster.list(kind, Some(ns), None)?);
+        }
     }
     let wanted: BTreeSet<&str> = entries
         .iter()

@@ -13,6 +13,7 @@ mod pr_body;
 mod pr_open;
 mod pr_plan;
 mod pr_platform;
+pub(crate) mod publish;
 mod render;
 mod schema;
 mod status;
@@ -79,6 +80,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Pr(args) => pr::run(&printer, &cli.repo, args),
         Command::Upgrade(args) => upgrade::run(&printer, &cli.repo, args),
         Command::Pin(args) => pin::run(&printer, &cli.repo, args),
+        Command::Publish(args) => publish::run(&printer, &cli.repo, args),
         Command::Validate(args) => validate::run(&printer, &cli.repo, args),
         Command::Schema => schema::run(&printer),
         Command::Watch(args) => watch::run(&printer, &cli.repo, args, Duration::from_secs(cli.lock_timeout)),
@@ -123,6 +125,7 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         | Command::Backup(_)
         | Command::Status(_)
         | Command::Wait(_)
+        | Command::Publish(_)
         | Command::Validate(_)
         | Command::Completions(_)
         | Command::Man => false,

@@ -127,6 +127,8 @@ pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> 
             [
                 format!("overlays/tenants/{t}/"),
                 format!("flux/{}.yaml", render::tenant_kustomization_file(t)),
+                // Kept when it exists (`delivery.mode: oci`); with `git` there is none to keep.
+                format!("flux/{}.yaml", render::tenant_oci_repository_file(t)),
             ]
         })
         .collect();

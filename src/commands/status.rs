@@ -1,6 +1,7 @@
 //! `status [TENANT...]`: the rendered fleet against the management cluster, one row per tenant
 //! and one for the platform (the engine is `crate::status`, the reads `crate::cluster`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Result;
@@ -34,12 +35,13 @@ pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
     if let (Some(w), Ok(ws)) = (want.as_mut(), Workspace::open(repo)) {
         w.later = ws.descendants_of(&w.revision, &status::applied_commits(&live));
     }
-    let report = status::assess(&prepared.entries, &live, want.as_ref());
+    let report = status::assess(&prepared.entries, &live, want.as_ref(), &prepared.artifacts);
     match args.output.format {
         Format::Json => printer.envelope(
             true,
             json!({"context": prepared.cluster.context, "server": prepared.cluster.server,
-                   "revision": report.revision, "sources": report.sources, "rows": report.rows, "notes": notes}),
+                   "revision": report.revision, "sources": report.sources, "artifacts": report.artifacts,
+                   "rows": report.rows, "notes": notes}),
         ),
         Format::Human | Format::Github => {
             printer.data(&table(&report, printer.verbose()));
@@ -57,6 +59,8 @@ pub(crate) struct Prepared {
     pub entries: Vec<Entry>,
     /// The revision asked for.
     pub want: Option<String>,
+    /// The artifact revision each OCI-delivered tenant has at `want` (empty with git delivery).
+    pub artifacts: BTreeMap<String, String>,
     /// The connection.
     pub cluster: Cluster,
 }
@@ -100,6 +104,24 @@ pub(crate) fn prepare(
         Some(r) => Some(r.to_string()),
         None => Workspace::open(repo).ok().and_then(|ws| ws.head_commit()),
     };
+    let oci = entries.iter().any(|e| {
+        e.source
+            .as_ref()
+            .is_some_and(|s| s.kind == crate::cluster::OCI_REPOSITORY.kind)
+    });
+    let artifacts = match (&want, oci) {
+        (Some(w), true) => match artifacts_at(repo, w) {
+            Ok(a) => a,
+            Err(e) => {
+                printer.error(
+                    &format!("cannot tell which artifact revision each tenant should have at `{w}`: {e}"),
+                    Some("pass a commit of this repository with `--revision`"),
+                );
+                return Ok(Err(ExitStatus::Failure));
+            }
+        },
+        _ => BTreeMap::new(),
+    };
     let target = Target {
         kubeconfig: target.kubeconfig.clone(),
         context: target.context.clone(),
@@ -112,7 +134,22 @@ pub(crate) fn prepare(
     if want.is_none() && format == Format::Human {
         printer.status("note: not a git repository with a commit: revisions are not compared (pass `--revision REV`)");
     }
-    Ok(Ok(Prepared { entries, want, cluster }))
+    Ok(Ok(Prepared {
+        entries,
+        want,
+        artifacts,
+        cluster,
+    }))
+}
+
+/// tenant -> `<tag>@sha256:<digest>` of the artifact `publish` makes from commit `want` (a commit,
+/// or a Flux revision `<branch>@sha1:<commit>`), computed from git alone.
+fn artifacts_at(repo: &Path, want: &str) -> Result<BTreeMap<String, String>, String> {
+    let ws = Workspace::open(repo).map_err(|e| e.to_string())?;
+    let commit = want.rsplit_once("sha1:").map_or(want, |(_, c)| c);
+    let commit = crate::commands::publish::resolve(&ws, Some(commit))?;
+    let sources = crate::commands::publish::sources_at(&ws, commit).map_err(|e| e.join("; "))?;
+    Ok(sources.into_iter().map(|s| (s.tenant.clone(), s.revision())).collect())
 }
 
 /// One message and a hint; exit 2.
@@ -136,7 +173,24 @@ pub(crate) fn table(report: &Report, verbose: bool) -> String {
     if let Some(r) = &report.revision {
         out.push_str(&format!("revision {}\n", short(r)));
     }
-    for s in &report.sources {
+    let oci: Vec<_> = report
+        .sources
+        .iter()
+        .filter(|s| s.object.kind == "OCIRepository")
+        .collect();
+    if !oci.is_empty() {
+        // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
+        let ready = oci.iter().filter(|s| s.state == State::Ready).count();
+        out.push_str(&format!(
+            "sources  {} OCIRepository (one per tenant): {ready} Ready\n",
+            oci.len()
+        ));
+    }
+    for s in report
+        .sources
+        .iter()
+        .filter(|s| s.object.kind != "OCIRepository" || s.state != State::Ready || verbose)
+    {
         out.push_str(&format!(
             "source   {} {}/{}: {} at {}\n",
             s.object.kind,

@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::cli::{Format, Printer, WaitArgs};
-use crate::cluster::{self, ClusterError, GIT_REPOSITORY, KUSTOMIZATION};
+use crate::cluster::{self, ClusterError, GIT_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY};
 use crate::commands::ExitStatus;
 use crate::commands::status::{Prepared, one_line, prepare, report_cluster_error, table};
 use crate::git::Workspace;
@@ -23,7 +23,12 @@ const POLL: Duration = Duration::from_secs(2);
 /// Runs `wait`.
 pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus> {
     let started = Instant::now();
-    let Prepared { entries, want, cluster } = match prepare(
+    let Prepared {
+        entries,
+        want,
+        artifacts,
+        cluster,
+    } = match prepare(
         printer,
         repo,
         &args.tenants,
@@ -46,13 +51,20 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         let mut sources: Vec<_> = entries
             .iter()
             .filter_map(|e| e.source.as_ref())
-            .filter(|s| s.kind == GIT_REPOSITORY.kind)
+            .filter(|s| s.kind == GIT_REPOSITORY.kind || s.kind == OCI_REPOSITORY.kind)
             .collect();
         sources.sort();
         sources.dedup();
         let asks = sources
             .into_iter()
-            .map(|s| (GIT_REPOSITORY, s))
+            .map(|s| {
+                let kind = if s.kind == OCI_REPOSITORY.kind {
+                    OCI_REPOSITORY
+                } else {
+                    GIT_REPOSITORY
+                };
+                (kind, s)
+            })
             .chain(entries.iter().map(|e| (KUSTOMIZATION, &e.kustomization)));
         for (kind, o) in asks {
             match cluster.request_reconcile(kind, &o.namespace, &o.name, &at) {
@@ -86,7 +98,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             want.later.extend(ws.descendants_of(&want.revision, &new));
         }
         asked.extend(new);
-        let report = status::assess(&entries, &live, Some(&want));
+        let report = status::assess(&entries, &live, Some(&want), &artifacts);
         let verdict = status::verdict(&report, gate);
         let elapsed = started.elapsed();
         let outcome = match verdict {
@@ -147,7 +159,7 @@ fn finish(printer: &Printer, format: Format, report: &Report, status: ExitStatus
             printer.envelope(
                 ok,
                 json!({"message": message, "revision": report.revision, "diagnostics": diagnostics,
-                       "sources": report.sources, "rows": report.rows}),
+                       "sources": report.sources, "artifacts": report.artifacts, "rows": report.rows}),
             );
         }
         Format::Human | Format::Github => {

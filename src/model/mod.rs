@@ -108,6 +108,32 @@ pub struct TagPolicy {
     pub exclude: Vec<String>,
 }
 
+/// `spec.flux.delivery`: where tenant Kustomizations read their manifests from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// The platform's source (the whole repository).
+    Git,
+    /// One OCI artifact per tenant, `<repository>/<tenant>:<tag>`.
+    Oci(OciDelivery),
+}
+
+/// `spec.flux.delivery.oci`, with its defaults applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OciDelivery {
+    /// `<host>/<path>`.
+    pub repository: String,
+    /// The tag Flux follows.
+    pub tag: String,
+    /// Plain HTTP.
+    pub insecure: bool,
+    /// Pull Secret in the Flux namespace.
+    pub secret_ref: Option<String>,
+    /// OCIRepository interval.
+    pub interval: String,
+    /// Tenant Kustomization interval.
+    pub tenant_interval: String,
+}
+
 /// The management cluster's settings.
 #[derive(Debug, Clone)]
 pub struct Platform {
@@ -123,6 +149,8 @@ pub struct Platform {
     pub interval: String,
     /// kustomize-controller shards for tenant Kustomizations (0 or 1: no sharding).
     pub flux_shards: u32,
+    /// How tenant Kustomizations get their manifests (`spec.flux.delivery`).
+    pub delivery: Delivery,
     /// Kamaji's namespace.
     pub kamaji_namespace: String,
     /// The management cluster's DNS domain (`spec.management.clusterDomain`).

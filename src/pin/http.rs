@@ -63,7 +63,21 @@ impl Http {
 
     /// GET `url`.
     pub async fn get(&self, url: &str, accept: &str, credential: &Credential) -> Result<Answer, reqwest::Error> {
-        let mut request = self.client.get(url);
+        self.send(self.client.get(url), accept, credential).await
+    }
+
+    /// HEAD `url` (`publish` asks what a tag names without downloading the manifest).
+    pub async fn head(&self, url: &str, accept: &str, credential: &Credential) -> Result<Answer, reqwest::Error> {
+        self.send(self.client.head(url), accept, credential).await
+    }
+
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        accept: &str,
+        credential: &Credential,
+    ) -> Result<Answer, reqwest::Error> {
+        let mut request = request;
         if !accept.is_empty() {
             request = request.header(ACCEPT, accept);
         }

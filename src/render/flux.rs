@@ -3,11 +3,13 @@
 
 use std::collections::BTreeSet;
 
+use crate::delivery::CONTENT_MEDIA_TYPE;
 use crate::map;
-use crate::model::Model;
+use crate::model::{Delivery, Model, OciDelivery};
 use crate::render::node::Node;
 use crate::render::objects::helm::SourceRef;
 use crate::render::objects::kustomize::{Dependency, HealthCheck, Kustomization, KustomizationSpec};
+use crate::render::objects::oci::{LayerSelector, LocalRef, OciRef, OciRepository, OciRepositorySpec};
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::{Object, Tree, yaml};
 
@@ -24,6 +26,11 @@ pub fn tenant_kustomization_name(tenant: &str) -> String {
 /// The file name (without `.yaml`) of a tenant's Flux Kustomization.
 pub fn tenant_kustomization_file(tenant: &str) -> String {
     format!("kustomization-{}", tenant_kustomization_name(tenant))
+}
+
+/// The file name (without `.yaml`) of a tenant's OCIRepository (`delivery.mode: oci`).
+pub fn tenant_oci_repository_file(tenant: &str) -> String {
+    format!("ocirepository-{}", tenant_kustomization_name(tenant))
 }
 
 /// The kustomize-controller shard of a tenant: `shard<K>`, K in 1..=N from a hash of the name,
@@ -69,15 +76,68 @@ fn platform_gate(model: &Model) -> Vec<HealthCheck> {
     ]
 }
 
+/// The OCIRepository of a tenant delivered as an OCI artifact: `<repository>/<tenant>:<tag>`,
+/// its one layer of Flux's content media type extracted (source-controller v1.9.1,
+/// `docs/spec/v1/ocirepositories.md`, "Layer selector"). Named like the tenant's Kustomization.
+fn tenant_oci_repository(model: &Model, oci: &OciDelivery, tenant: &str, labels: Node) -> Object {
+    let name = tenant_kustomization_name(tenant);
+    let repo = OciRepository::new(
+        ObjectMeta::new(&name, Some(&model.platform.source_namespace), labels),
+        OciRepositorySpec {
+            interval: oci.interval.clone(),
+            url: format!("oci://{}/{tenant}", oci.repository),
+            reference: OciRef { tag: oci.tag.clone() },
+            layer_selector: LayerSelector {
+                media_type: CONTENT_MEDIA_TYPE.into(),
+                operation: "extract".into(),
+            },
+            insecure: oci.insecure,
+            secret_ref: oci.secret_ref.clone().map(|name| LocalRef { name }),
+        },
+    );
+    Object {
+        kind: "OCIRepository",
+        name,
+        body: to_node(&repo),
+    }
+}
+
 /// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
+    let oci = match &p.delivery {
+        Delivery::Git => None,
+        Delivery::Oci(o) => Some(o),
+    };
     let kustomization =
-        |name: &str, path: String, depends: bool, health_checks: Option<Vec<HealthCheck>>, labels: Node| {
+        |name: &str, path: String, tenant: bool, health_checks: Option<Vec<HealthCheck>>, labels: Node| {
+            // A tenant delivered as an OCI artifact reads its own OCIRepository (same name),
+            // and is reconciled for drift every `tenantInterval`: a new artifact revision is
+            // applied at once, outside the interval (kustomize-controller v1.9.4,
+            // `docs/spec/v1/kustomizations.md`, "Interval").
+            let (interval, source_ref) = match oci {
+                Some(o) if tenant => (
+                    o.tenant_interval.clone(),
+                    SourceRef {
+                        kind: "OCIRepository".into(),
+                        name: name.to_string(),
+                        namespace: p.source_namespace.clone(),
+                    },
+                ),
+                _ => (
+                    p.interval.clone(),
+                    SourceRef {
+                        kind: p.source_kind.clone(),
+                        name: p.source_name.clone(),
+                        namespace: p.source_namespace.clone(),
+                    },
+                ),
+            };
+            let depends = tenant;
             let kustomization = Kustomization::new(
                 ObjectMeta::new(name, Some(&p.source_namespace), labels),
                 KustomizationSpec {
-                    interval: p.interval.clone(),
+                    interval,
                     path,
                     prune: true,
                     health_checks,
@@ -90,11 +150,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                             name: platform_kustomization_name().into(),
                         }]
                     }),
-                    source_ref: SourceRef {
-                        kind: p.source_kind.clone(),
-                        name: p.source_name.clone(),
-                        namespace: p.source_namespace.clone(),
-                    },
+                    source_ref,
                 },
             );
             Object {
@@ -128,6 +184,15 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 },
             ),
         ));
+        if let Some(o) = oci {
+            // No shard label: Flux's sharding guide shards source-controller by the same label,
+            // and one HEAD per interval needs no shard; the main source-controller takes them.
+            let labels = map! {
+                "app.kubernetes.io/managed-by" => "kaas-gitops",
+                "kaas-gitops.dev/tenant" => &t.name,
+            };
+            objects.push((t.source_path.clone(), tenant_oci_repository(model, o, &t.name, labels)));
+        }
     }
     let mut tree = Tree::new();
     let mut resources = Vec::new();

@@ -23,7 +23,9 @@ use crate::model::{Model, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 
-pub use flux::{platform_kustomization_name, tenant_kustomization_file, tenant_kustomization_name};
+pub use flux::{
+    platform_kustomization_name, tenant_kustomization_file, tenant_kustomization_name, tenant_oci_repository_file,
+};
 
 /// Paths of the rendered repository and their bytes, sorted by path.
 pub type Tree = BTreeMap<String, Vec<u8>>;

@@ -218,16 +218,34 @@ pub struct Report {
     pub revision: Option<String>,
     /// The sources the Kustomizations read.
     pub sources: Vec<Source>,
+    /// Per tenant delivered as an OCI artifact: the revision its OCIRepository has once it holds
+    /// what the commit renders (`<tag>@sha256:<manifest digest>`), which its Kustomization must
+    /// have applied. A commit that did not change a tenant leaves its revision as it was, so that
+    /// tenant is done at once.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub artifacts: BTreeMap<String, String>,
     /// The platform and each tenant.
     pub rows: Vec<Row>,
 }
 
-/// `entries` against `live`, with `want` the revision asked for.
-pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>) -> Report {
+/// The kind of a per-tenant OCI source.
+const OCI_REPOSITORY: &str = "OCIRepository";
+
+/// `entries` against `live`, with `want` the revision asked for, and `artifacts` the revision
+/// each OCI-delivered tenant's source has at that commit (see [`Report::artifacts`]).
+pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>, artifacts: &BTreeMap<String, String>) -> Report {
     let get = |r: &ObjectRef| live.get(&(r.kind.clone(), r.namespace.clone(), r.name.clone()));
     let rows = entries
         .iter()
         .map(|e| {
+            // A tenant on its own OCIRepository applies `<tag>@sha256:…`, not the commit.
+            let oci = e.source.as_ref().is_some_and(|s| s.kind == OCI_REPOSITORY);
+            // An artifact revision is content, not history: exactly that one counts.
+            let artifact = match (oci, e.tenant.as_ref()) {
+                (true, Some(t)) if want.is_some() => artifacts.get(t).map(|a| Want::new(a.clone())),
+                _ => None,
+            };
+            let want = artifact.as_ref().or(want);
             let mut objects = vec![status_of(&e.kustomization, get(&e.kustomization), want, None)];
             let mut rest: Vec<&ObjectRef> = e.objects.iter().collect();
             rest.sort_by_key(|r| (KINDS.iter().position(|k| *k == r.kind), r.name.clone()));
@@ -267,6 +285,7 @@ pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>) -> Report {
     Report {
         revision: want.map(|w| w.revision.clone()),
         sources,
+        artifacts: artifacts.clone(),
         rows,
     }
 }
@@ -400,6 +419,7 @@ mod tests {
         Report {
             revision: None,
             sources: Vec::new(),
+            artifacts: BTreeMap::new(),
             rows: vec![
                 row(
                     PLATFORM,
@@ -446,6 +466,53 @@ mod tests {
         );
         let globex = all.iter().find(|e| e.name() == "globex").unwrap();
         assert_eq!(globex.bounds.get("globex-batch"), Some(&(0, 5)));
+    }
+
+    #[test]
+    fn a_tenant_on_its_own_oci_source_is_judged_by_its_artifact_revision_not_the_commit() {
+        let r = |kind: &str, name: &str| ObjectRef {
+            kind: kind.into(),
+            namespace: "flux-system".into(),
+            name: name.into(),
+        };
+        let entry = |tenant: &str, source: ObjectRef| Entry {
+            tenant: Some(tenant.into()),
+            kustomization: r("Kustomization", &format!("kaas-tenant-{tenant}")),
+            source: Some(source),
+            objects: Vec::new(),
+            bounds: BTreeMap::new(),
+        };
+        let entries = [
+            entry("acme", r("OCIRepository", "kaas-tenant-acme")),
+            entry("globex", r("OCIRepository", "kaas-tenant-globex")),
+            entry("initech", r("GitRepository", "flux-system")),
+        ];
+        let ks = |name: &str, applied: &str| {
+            serde_json::json!({"kind": "Kustomization", "metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+                "status": {"observedGeneration": 1, "lastAppliedRevision": applied, "lastAttemptedRevision": applied,
+                           "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": ""}]}})
+        };
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        let live = live([
+            ks("kaas-tenant-acme", "latest@sha256:aaa"),
+            ks("kaas-tenant-globex", "latest@sha256:old"),
+            ks("kaas-tenant-initech", &format!("main@sha1:{commit}")),
+        ]);
+        let artifacts = BTreeMap::from([
+            ("acme".to_string(), "latest@sha256:aaa".to_string()),
+            ("globex".to_string(), "latest@sha256:new".to_string()),
+        ]);
+        let report = assess(&entries, &live, Some(&Want::new(commit)), &artifacts);
+        let state = |n: usize| report.rows[n].objects[0].state;
+        assert_eq!(state(0), State::Ready, "acme has the artifact its commit renders");
+        assert_eq!(state(1), State::Stale, "globex still applies the old artifact");
+        assert_eq!(state(2), State::Ready, "a git-delivered tenant is judged by the commit");
+        assert_eq!(
+            verdict(&report, Gate::Flux),
+            Verdict::Waiting(
+                "Kustomization flux-system/kaas-tenant-globex is Stale: applied latest@sha256:old; ReconciliationSucceeded: ".into()
+            )
+        );
     }
 
     #[test]

@@ -75,11 +75,16 @@ def main():
     for a in ("--bin", "--kaas", "--helm", "--gomodcache"):
         ap.add_argument(a, required=True)
     ap.add_argument("--shards", type=int, default=0)
+    ap.add_argument("--delivery", default="", help="git, oci or git,oci: the delivery comparison (lib/bench_delivery.py)")
+    ap.add_argument("--steady", type=int, default=0, help="with --delivery: seconds of steady state to measure CPU over")
     ap.add_argument("sizes", nargs="*", type=int, default=[10, 100])
     args = ap.parse_args()
     # A signal ends the run through one()'s finally, so every process is stopped.
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda s, _f: sys.exit(128 + s))
+    if args.delivery:
+        import bench_delivery
+        return bench_delivery.main(args)
     rows = []
     for n in args.sizes:
         render, push, ready, ks, bad = one(args, n)

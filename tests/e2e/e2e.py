@@ -420,6 +420,8 @@ def main():
         if ok:
             import scenarios
             scenarios.run_all(e, report, args.only)
+            import scenarios_oci  # on a bed of its own: spec.flux.delivery.mode oci
+            scenarios_oci.run_all(e, report, args.only)
     except BaseException as ex:  # noqa: BLE001 - a signal or a crash: the run counts as failed
         report.results.append(("the run itself", "FAIL", [f"interrupted: {type(ex).__name__} {ex}"]))
         ok = False

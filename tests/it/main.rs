@@ -24,6 +24,7 @@ mod pin_rate_limit;
 mod portable_fs;
 mod previous;
 mod providers;
+mod publish;
 mod reference;
 mod registry;
 mod render;

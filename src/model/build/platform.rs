@@ -9,7 +9,8 @@ use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, image, image_or_default
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
-    Chart, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, Platform, Provider, repository_name,
+    Chart, Delivery, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, OciDelivery, Platform, Provider,
+    repository_name,
 };
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
@@ -35,6 +36,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
                 .with_hint("write a Go duration such as `10m`, `1h` or `30s`"),
         );
     }
+    let delivery = delivery(src, spec.flux.delivery.as_ref(), &mut errs);
     let kamaji_namespace = spec.kamaji.namespace.clone().unwrap_or_else(|| "kamaji-system".into());
     if kamaji_namespace != "kamaji-system" {
         errs.push(
@@ -304,6 +306,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         source_namespace,
         interval,
         flux_shards: spec.flux.shards.unwrap_or(0),
+        delivery,
         kamaji_namespace,
         cluster_domain,
         kamaji_chart,
@@ -534,6 +537,108 @@ fn repository_names(src: &Source, charts: &[(&str, &Chart)], errs: &mut Vec<Diag
 }
 
 /// A Go duration as Flux accepts it: `10m`, `1h30m`, `5s`.
+/// `spec.flux.delivery`, with its defaults. `oci` needs `oci.repository`: a registry host and
+/// a path, no scheme, tag or digest (the tenant name and tag are added to it).
+fn delivery(src: &Source, raw: Option<&raw::Delivery>, errs: &mut Vec<Diagnostic>) -> Delivery {
+    let Some(raw) = raw else { return Delivery::Git };
+    match (raw.mode, &raw.oci) {
+        (raw::DeliveryMode::Git, None) => Delivery::Git,
+        (raw::DeliveryMode::Git, Some(_)) => {
+            errs.push(
+                src.error("spec.flux.delivery.oci", "`oci` settings with `mode: git`")
+                    .with_hint("set `mode: oci` to deliver tenants as OCI artifacts, or remove `oci`"),
+            );
+            Delivery::Git
+        }
+        (raw::DeliveryMode::Oci, None) => {
+            errs.push(
+                src.error("spec.flux.delivery", "`mode: oci` needs `oci.repository`")
+                    .with_hint(
+                        "add `oci: {repository: <registry host>/<path>}`, e.g. `registry.example.com/kaas/tenants`",
+                    ),
+            );
+            Delivery::Git
+        }
+        (raw::DeliveryMode::Oci, Some(oci)) => {
+            let repository = oci.repository.trim_end_matches('/').to_string();
+            if !is_oci_repository(&repository) {
+                errs.push(
+                    src.error(
+                        "spec.flux.delivery.oci.repository",
+                        format!("`{}` is not `<registry host>/<path>`", oci.repository),
+                    )
+                    .with_hint("write a registry host (with an optional port) and a lowercase path, without `oci://`, a tag or a digest: `registry.example.com/kaas/tenants`"),
+                );
+            }
+            let tag = oci.tag.clone().unwrap_or_else(|| "latest".into());
+            // The OCI distribution spec's tag grammar: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}.
+            let tag_ok = tag.len() <= 128
+                && tag
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                && tag.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+            if !tag_ok {
+                errs.push(
+                    src.error("spec.flux.delivery.oci.tag", format!("`{tag}` is not an OCI tag"))
+                        .with_hint("letters, digits, `_`, `.` and `-`, at most 128, not starting with `.` or `-`"),
+                );
+            }
+            let mut duration = |field: &str, value: &Option<String>, default: &str| {
+                let v = value.clone().unwrap_or_else(|| default.into());
+                if !is_duration(&v) {
+                    errs.push(
+                        src.error(field, format!("`{v}` is not a duration"))
+                            .with_hint("write a Go duration such as `1m`, `1h` or `30s`"),
+                    );
+                }
+                v
+            };
+            let interval = duration("spec.flux.delivery.oci.interval", &oci.interval, "1m");
+            let tenant_interval = duration("spec.flux.delivery.oci.tenantInterval", &oci.tenant_interval, "1h");
+            if let Some(name) = &oci.secret_ref
+                && !is_dns1123_subdomain(name)
+            {
+                errs.push(
+                    src.error(
+                        "spec.flux.delivery.oci.secretRef",
+                        format!("`{name}` is not a Secret name"),
+                    )
+                    .with_hint("a DNS-1123 subdomain: lowercase letters, digits, `-` and `.`"),
+                );
+            }
+            Delivery::Oci(OciDelivery {
+                repository,
+                tag,
+                insecure: oci.insecure.unwrap_or(false),
+                secret_ref: oci.secret_ref.clone(),
+                interval,
+                tenant_interval,
+            })
+        }
+    }
+}
+
+/// `host[:port]/path`: a host with a dot, a port or `localhost`, then lowercase path components
+/// (the distribution spec's `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`, checked loosely).
+fn is_oci_repository(s: &str) -> bool {
+    let Some((host, path)) = s.split_once('/') else {
+        return false;
+    };
+    let host_ok = !host.is_empty()
+        && (host.contains('.') || host.contains(':') || host == "localhost")
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c));
+    let path_ok = !path.is_empty()
+        && path.split('/').all(|c| {
+            !c.is_empty()
+                && c.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || "._-".contains(ch))
+                && c.starts_with(|ch: char| ch.is_ascii_alphanumeric())
+                && c.ends_with(|ch: char| ch.is_ascii_alphanumeric())
+        });
+    host_ok && path_ok && !s.contains('@')
+}
+
 fn is_duration(s: &str) -> bool {
     let mut rest = s;
     if rest.is_empty() {

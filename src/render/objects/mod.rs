@@ -11,6 +11,7 @@ pub mod controlplane;
 pub mod helm;
 pub mod kustomize;
 mod node_ser;
+pub mod oci;
 
 use serde::Serialize;
 

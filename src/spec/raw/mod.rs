@@ -590,6 +590,52 @@ pub struct Flux {
     /// The Flux controller releases on the management cluster, whose CRDs `validate` checks
     /// against (defaults: the Flux v2.9 line).
     pub controllers: Option<FluxControllers>,
+    /// How tenant Kustomizations get their manifests (default `mode: git`: every tenant reads
+    /// the one source above). See docs/delivery.md for which to pick at which fleet size.
+    pub delivery: Option<Delivery>,
+}
+
+/// `spec.flux.delivery`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Delivery {
+    /// `git` (default): tenant Kustomizations read `sourceRef`, the whole repository.
+    /// `oci`: each tenant reads its own OCIRepository, published by `kaas-gitops publish`, whose
+    /// revision moves only when that tenant's rendered content moves.
+    pub mode: DeliveryMode,
+    /// Settings of `mode: oci` (required there, refused otherwise).
+    pub oci: Option<OciDelivery>,
+}
+
+/// `spec.flux.delivery.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryMode {
+    /// Every tenant Kustomization reads the repository's source.
+    Git,
+    /// One OCI artifact per tenant.
+    Oci,
+}
+
+/// `spec.flux.delivery.oci`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OciDelivery {
+    /// `<registry host>/<path>`, without a scheme or tag: tenant `acme`'s artifact is
+    /// `<repository>/acme:<tag>`.
+    pub repository: String,
+    /// The tag every tenant artifact is pushed to and Flux follows (default `latest`).
+    pub tag: Option<String>,
+    /// Reach the registry over plain HTTP (OCIRepository `spec.insecure`; default false).
+    pub insecure: Option<bool>,
+    /// A `kubernetes.io/dockerconfigjson` Secret in the Flux namespace with pull credentials.
+    pub secret_ref: Option<String>,
+    /// How often source-controller asks the registry for each tenant's digest (one HEAD request
+    /// per tenant per interval; default `1m`).
+    pub interval: Option<String>,
+    /// Reconcile interval of tenant Kustomizations, i.e. drift correction (default `1h`, as
+    /// Flux recommends: a new artifact is applied at once, whatever the interval).
+    pub tenant_interval: Option<String>,
 }
 
 /// `spec.flux.controllers`: Flux controller releases.

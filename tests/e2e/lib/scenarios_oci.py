@@ -1,0 +1,193 @@
+"""The OCI delivery scenarios (`spec.flux.delivery.mode: oci`) on a test bed of their own (so
+they never collide with the git fleet's tenants): the example fleet Ready through per-tenant
+OCIRepositories, the platform gate still holding them, a one-tenant change re-applying that
+tenant alone (kustomize-controller's reconcile counts), `wait` after a merge, a publish killed
+mid-way, and a deleted tenant pruned."""
+import json, os, shutil, time
+
+from fleet import Fleet
+import oci
+
+
+def run_all(e, r, only=""):
+    if only and "oci" not in only:
+        return
+    from e2e import E2E  # the driver's class: a second bed, same binaries
+    o = E2E(e.a, r)
+    try:
+        try:
+            o.start()
+            o.host = oci.start_registry(o.c)
+        except Exception as ex:  # noqa: BLE001
+            for name in ("oci: example fleet", "oci: one-tenant change", "oci: wait", "oci: killed publish", "oci: deleted tenant"):
+                r.not_run(name, f"the OCI test bed did not start: {ex}")
+            return
+        ready = r.run("oci: the example fleet Ready through one OCIRepository per tenant, gated on the platform", example_ready, o)
+        if not hasattr(o, "oci_fleet"):
+            for name in ("oci: one-tenant change", "oci: wait", "oci: killed publish", "oci: deleted tenant"):
+                r.not_run(name, "the OCI fleet never got Ready (see the first OCI scenario)")
+            return
+        r.run("oci: a one-tenant change re-applies that tenant alone (kustomize-controller's reconcile counts)", one_tenant_change, o)
+        r.run("oci: `wait` after a merge returns once exactly the changed tenant has its artifact", wait_after_merge, o)
+        r.run("oci: a publish killed mid-way leaves every tag at whole content; the next run converges", killed_publish, o)
+        r.run("oci: a deleted tenant is pruned with its OCIRepository", deleted_tenant, o)
+        del ready
+    finally:
+        o.c.stop()
+        if not os.environ.get("E2E_KEEP"):
+            shutil.rmtree(o.work, ignore_errors=True)
+
+
+def fill_for(host):
+    def fill(d):
+        Fleet.example(d)
+        oci.use_oci(d, host)
+    return fill
+
+
+def push_and_publish(o, f, message):
+    f.render()
+    sha = f.commit_push(message)
+    secs, doc = oci.publish(f)
+    f.poke()
+    return sha, doc, secs
+
+
+def example_ready(o):
+    fails = []
+    f = o.new_fleet("ocifleet", fill_for(o.host))
+    sha, doc, secs = push_and_publish(o, f, "the example fleet, delivered as OCI artifacts")
+    o.r.figure("oci: cold publish of the example (3 tenants)", f"{secs:.2f}s, {doc['bytes']} bytes")
+    if doc["pushed"] != 3:
+        fails.append(f"the cold publish pushed {doc['pushed']} artifacts, want 3: {doc['message']}")
+    # Gate closed (the platform waits for Kamaji, which never gets Ready here): the tenants, on
+    # other sources than the platform, must still wait for it (dependsOn checks Ready only).
+    o.bootstrap(f)
+    f.poke()
+
+    def gated():
+        ks = f.kustomizations()
+        msgs = {n: next((c.get("message", "") for c in ks.get(n, {}).get("status", {}).get("conditions", [])
+                         if c["type"] == "Ready"), "") for n in ("kaas-tenant-acme", "kaas-tenant-globex", "kaas-tenant-initech")}
+        return msgs if all("dependency 'flux-system/kaas-platform' is not ready" in m for m in msgs.values()) else None
+    try:
+        o.c.wait_for("tenants held by the platform gate", gated, timeout=180, interval=2)
+    except TimeoutError as ex:
+        fails.append(f"OCI tenants not held by the platform's dependsOn: {ex}")
+    o.bootstrap(f, open_gate=True)
+    f.poke()
+    want = oci.expected_revisions(f, sha, doc)
+    t0 = time.time()
+    secs, state = oci.wait_revisions(f, want, timeout=300)
+    bad = {n: s for n, s in state.items() if not s[0]}
+    fails += [f"Kustomization {n}: Ready={s[0]} reason={s[1]} applied={s[3]}, want {want[n]}: {s[2]}" for n, s in sorted(bad.items())]
+    for t in doc["tenants"]:
+        src = o.c.get("-n", "flux-system", "ocirepository", f"kaas-tenant-{t['tenant']}")
+        rev = (src.get("status", {}).get("artifact") or {}).get("revision")
+        if rev != t["revision"]:
+            fails.append(f"OCIRepository kaas-tenant-{t['tenant']} has {rev}, publish pushed {t['revision']}")
+    if not fails:
+        o.oci_fleet, o.oci_sha = f, sha
+        o.r.figure("oci: gate opened -> every Kustomization Ready at its revision", f"{time.time() - t0:.1f}s")
+    return fails
+
+
+def settle(o, seconds=20):
+    """Lets any reconcile that a change would wrongly trigger happen before counting."""
+    time.sleep(seconds)
+
+
+def one_tenant_change(o):
+    f = o.oci_fleet
+    before = oci.reconcile_counts(o.c)
+    p = os.path.join(f.dir, "tenants", "acme.yaml")
+    text = open(p).read()
+    if "memoryMiB: 4096" not in text:
+        return ["tenants/acme.yaml has no `memoryMiB: 4096` to change"]
+    open(p, "w").write(text.replace("memoryMiB: 4096", "memoryMiB: 8192", 1))
+    t0 = time.time()
+    sha, doc, _ = push_and_publish(o, f, "acme: bigger workers")
+    pushed = [t["tenant"] for t in doc["tenants"] if t["change"] == "pushed"]
+    fails = [] if pushed == ["acme"] else [f"publish pushed {pushed}, want only acme"]
+    want = oci.expected_revisions(f, sha, doc)
+    secs, state = oci.wait_revisions(f, want, timeout=180)
+    o.r.figure("oci: one-tenant change, commit -> applied", f"{time.time() - t0:.1f}s")
+    fails += [f"Kustomization {n} not at {want[n]}: {s}" for n, s in state.items() if not s[0]]
+    settle(o)
+    grown = oci.reconciled_since(before, oci.reconcile_counts(o.c))
+    # The root (flux/) and the platform read git, whose revision is the commit: they reconcile.
+    expected = {"kaas-tenant-acme", "flux-system", "kaas-platform"}
+    if "kaas-tenant-acme" not in grown:
+        fails.append(f"kaas-tenant-acme did not reconcile: {grown}")
+    others = {n: c for n, c in grown.items() if n not in expected}
+    if others:
+        fails.append(f"other tenants reconciled on a one-tenant change: {others}")
+    print(f"  reconciles during the change: {grown}", flush=True)
+    return fails
+
+
+def wait_after_merge(o):
+    f = o.oci_fleet
+    p = os.path.join(f.dir, "tenants", "globex.yaml")
+    text = open(p).read()
+    if "memoryMiB:" not in text:
+        return ["tenants/globex.yaml has no `memoryMiB:` to change"]
+    # memoryMiB: N -> 1N (a tenant-only change; the value stays a valid size)
+    open(p, "w").write(text.replace("memoryMiB: ", "memoryMiB: 1", 1))
+    sha, doc, _ = push_and_publish(o, f, "globex: more memory")
+    pushed = {t["tenant"]: t["revision"] for t in doc["tenants"] if t["change"] == "pushed"}
+    fails = [] if list(pushed) == ["globex"] else [f"publish pushed {list(pushed)}, want only globex"]
+    r = f.kaas_gitops("wait", "--kubeconfig", o.c.kubeconfig, "--timeout", "4m", "-o", "json", check=False)
+    try:
+        w = json.loads(r.stdout)
+    except ValueError:
+        return fails + [f"wait printed no JSON (exit {r.returncode}): {r.stderr}"]
+    if r.returncode != 0:
+        fails.append(f"wait exited {r.returncode}: {w.get('message')}")
+    if w.get("artifacts", {}).get("globex") != pushed.get("globex"):
+        fails.append(f"wait expected {w.get('artifacts', {}).get('globex')} for globex, publish pushed {pushed.get('globex')}")
+    k = o.c.get("-n", "flux-system", "kustomization", "kaas-tenant-globex")
+    if k.get("status", {}).get("lastAppliedRevision") != pushed.get("globex"):
+        fails.append(f"wait returned while kaas-tenant-globex had applied {k.get('status', {}).get('lastAppliedRevision')}")
+    return fails
+
+
+def killed_publish(o):
+    f = o.oci_fleet
+    p = os.path.join(f.dir, "base", "tenant", "resourcequota.yaml")
+    open(p, "a").write("# every tenant changes\n")
+    f.render()
+    sha = f.commit_push("base/tenant changed: every artifact moves")
+    killed = oci.kill_publish_midway(f, 0.4)
+    print(f"  publish {'killed after 0.4 s' if killed else 'ended before the kill'}", flush=True)
+    _, dry = oci.publish(f, "--dry-run")
+    fails = oci.tags_name_whole_content(o.host, dry)
+    left = [t["tenant"] for t in dry["tenants"] if t["change"] == "pushed"]
+    print(f"  after the kill, still to push: {left}", flush=True)
+    _, doc = oci.publish(f)
+    again = [t["tenant"] for t in doc["tenants"] if t["change"] == "pushed"]
+    if sorted(again) != sorted(left):
+        fails.append(f"the next publish pushed {again}, the dry run said {left}")
+    f.poke()
+    secs, state = oci.wait_revisions(f, oci.expected_revisions(f, sha, doc), timeout=240)
+    fails += [f"Kustomization {n} not converged: {s}" for n, s in state.items() if not s[0]]
+    return fails
+
+
+def deleted_tenant(o):
+    f = o.oci_fleet
+    os.remove(os.path.join(f.dir, "tenants", "initech.yaml"))  # a shared-datastore tenant
+    sha, doc, _ = push_and_publish(o, f, "initech deleted")
+    if any(t["tenant"] == "initech" for t in doc["tenants"]):
+        return ["publish still has initech"]
+
+    def gone():
+        for kind in ("kustomization", "ocirepository"):
+            if o.c.kubectl("get", "-n", "flux-system", kind, "kaas-tenant-initech", check=False).returncode == 0:
+                return False
+        return o.c.kubectl("get", "namespace", "initech", check=False).returncode != 0
+    try:
+        o.c.wait_for("initech's Kustomization, OCIRepository and namespace gone", gone, timeout=240, interval=2)
+    except TimeoutError as ex:
+        return [str(ex)]
+    return []
