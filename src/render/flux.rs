@@ -8,7 +8,7 @@ use crate::map;
 use crate::model::{Delivery, Model, OciDelivery};
 use crate::render::node::Node;
 use crate::render::objects::helm::SourceRef;
-use crate::render::objects::kustomize::{Dependency, HealthCheck, Kustomization, KustomizationSpec};
+use crate::render::objects::kustomize::{Dependency, HealthCheck, HealthCheckExpr, Kustomization, KustomizationSpec};
 use crate::render::objects::oci::{LayerSelector, LocalRef, OciRef, OciRepository, OciRepositorySpec};
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::{Object, Tree, yaml};
@@ -102,6 +102,20 @@ fn tenant_oci_repository(model: &Model, oci: &OciDelivery, tenant: &str, labels:
     }
 }
 
+/// kstatus calls an object without `status.observedGeneration` and without conditions Current
+/// (fluxcd/cli-utils `pkg/kstatus/status/generic.go`), so a `ControlPlaneProvider` the operator
+/// has not looked at yet would pass the gate before the Kamaji provider's CRDs exist.
+/// cluster-api-operator writes a `Ready` condition once the provider's deployment is available:
+/// the gate waits for it (kustomize-controller v1.9.4 `spec.healthCheckExprs`).
+fn provider_ready() -> Vec<HealthCheckExpr> {
+    vec![HealthCheckExpr {
+        api_version: "operator.cluster.x-k8s.io/v1alpha2".into(),
+        kind: "ControlPlaneProvider".into(),
+        current: "has(status.conditions) && status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
+            .into(),
+    }]
+}
+
 /// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
@@ -140,6 +154,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                     interval,
                     path,
                     prune: true,
+                    health_check_exprs: health_checks.as_ref().map(|_| provider_ready()),
                     health_checks,
                     timeout: "10m".into(),
                     // A failed apply (a provider's CRDs not there yet) is retried soon, not after

@@ -20,7 +20,9 @@ use kaas_gitops::render::objects::helm::{
     Action, Dependency as HelmDependency, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, KubeConfig,
     Remediation, SecretKeyRef, SourceRef, Strategy, Uninstall,
 };
-use kaas_gitops::render::objects::kustomize::{Dependency, HealthCheck, Kustomization, KustomizationSpec};
+use kaas_gitops::render::objects::kustomize::{
+    Dependency, HealthCheck, HealthCheckExpr, Kustomization, KustomizationSpec,
+};
 use serde_json::Value;
 
 use crate::common::crds_dir;
@@ -236,6 +238,11 @@ fn kustomization() -> Kustomization {
                 kind: s("K"),
                 name: s("n"),
                 namespace: s("ns"),
+            }]),
+            health_check_exprs: Some(vec![HealthCheckExpr {
+                api_version: s("g/v1"),
+                kind: s("K"),
+                current: s("true"),
             }]),
             timeout: s("10m"),
             retry_interval: s("2m"),

@@ -470,6 +470,24 @@ fn the_kamaji_release_retries_for_ever_and_never_stalls_on_spent_retries() {
     }
 }
 
+// kustomize-controller v1.9.4 api/v1/kustomization_types.go `HealthCheckExprs`: kstatus alone
+// calls a ControlPlaneProvider without conditions Current (fluxcd/cli-utils generic.go).
+#[test]
+fn the_platform_gate_waits_for_the_control_plane_provider_to_be_ready() {
+    let repo = rendered_example();
+    let k = repo.object("flux/kustomization-kaas-platform.yaml");
+    assert_eq!(
+        k["spec"]["healthCheckExprs"],
+        json!([{
+            "apiVersion": "operator.cluster.x-k8s.io/v1alpha2",
+            "kind": "ControlPlaneProvider",
+            "current": "has(status.conditions) && status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+        }])
+    );
+    let tenant = repo.object("flux/kustomization-kaas-tenant-acme.yaml");
+    assert_eq!(tenant["spec"].get("healthCheckExprs"), None);
+}
+
 // helm-controller v1.6.3 api/v2/helmrelease_types.go: RetryOnFailure retries without
 // uninstalling; the autoscaler chart mounts the kubeconfig Secret as a required volume
 // (cluster-autoscaler chart 9.59.0 templates/deployment.yaml), which appears only once the control

@@ -45,6 +45,10 @@ pub struct KustomizationSpec {
     /// Objects that must be ready before it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health_checks: Option<Vec<HealthCheck>>,
+    /// CEL health checks for kinds kstatus cannot judge (kustomize-controller v1.9.4
+    /// `api/v1/kustomization_types.go` `HealthCheckExprs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health_check_exprs: Option<Vec<HealthCheckExpr>>,
     /// How long an apply and its health checks may take.
     pub timeout: String,
     /// The wait before a failed apply is retried.
@@ -54,6 +58,19 @@ pub struct KustomizationSpec {
     pub depends_on: Option<Vec<Dependency>>,
     /// The source.
     pub source_ref: SourceRef,
+}
+
+/// A CEL health check of a kind (fluxcd/pkg `kustomize.CustomHealthCheck`; the v1.9.4 CRD
+/// requires `apiVersion` and `current`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthCheckExpr {
+    /// The apiVersion of the kind.
+    pub api_version: String,
+    /// The kind.
+    pub kind: String,
+    /// When the object is ready.
+    pub current: String,
 }
 
 /// An object of a health check.
