@@ -382,7 +382,8 @@ def workers_join_kamaji(e, tenant="acme"):
         print(f"  without {KAMAJI_READER}: {len(items)} KubeadmConfigs: {condition(items[0], 'DataSecretAvailable').get('message', '')[:300]}", flush=True)
         if any(k.get("status", {}).get("dataSecretName") for k in items):
             fails.append("a KubeadmConfig has a bootstrap data Secret although the controller was refused")
-        if not forbidden.search(bed.log("capi-kubeadm-bootstrap-manager")):
+        # The log is klog's structured text: the error's quotes come escaped.
+        if not forbidden.search(bed.log("capi-kubeadm-bootstrap-manager").replace('\\"', '"')):
             fails.append("the bootstrap manager's log does not show the forbidden error")
     except TimeoutError as ex:
         fails.append(f"{ex}; KubeadmConfigs: {summary(c, tenant)}")
@@ -398,8 +399,12 @@ def workers_join_kamaji(e, tenant="acme"):
                   k["metadata"]["name"], f"e2e.kaas-gitops.dev/poke={time.time()}")
 
     def written():
+        """Every KubeadmConfig has its Secret and the core manager has copied it to its Machine."""
         items = configs()
-        if items and all(k.get("status", {}).get("dataSecretName") for k in items):
+        if not items or not all(k.get("status", {}).get("dataSecretName") for k in items):
+            return None
+        ms = c.get("-n", tenant, "machines.cluster.x-k8s.io")["items"]
+        if len(ms) == replicas and all(m["spec"]["bootstrap"].get("dataSecretName") for m in ms):
             return items
         return None
 

@@ -605,7 +605,7 @@ def run_all(e, r, only=""):
         r.run("addons: HelmReleases through a kubeconfig Secret install into the target in order; removal uninstalls; deletion does not hang", addons_through_kubeconfig, e)
     if want("mixed"):
         r.run("mixed fleet: 100 tenants over every provider and topology mode", mixed_fleet, e)
-    if only and want("capi"):  # E2E_ONLY=capi until it has passed here once (then by default)
+    if want("capi"):
         import capi  # the Cluster API managers for real, in a bed of their own (lib/capi.py)
         capi.run(e, r)
     del gate
