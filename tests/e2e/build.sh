@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds (or reuses) the upstream programs the e2e runs, from the wrapper Go modules in build/.
-# Prints the bin directory on stdout. Binaries are cached outside the repository, keyed by the
-# sha256 of every wrapper go.mod and go.sum, so a warm run costs a hash and a stat.
+# Prints the bin directory on stdout: a folder of symlinks to every program.
+#
+# Each wrapper module has its own cache entry, keyed by the sha256 of its go.mod, go.sum and the
+# ldflags it is built with: cache/<module>-<key>/bin. Adding or bumping one module (say capi)
+# builds only that module's programs; a warm run costs a hash and a stat per module.
 #
 # Why wrapper modules: `go install pkg@version` refuses modules whose go.mod has replace
 # directives (Kubernetes, etcd, every Flux controller); a module of our own can require them and
@@ -9,15 +12,13 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$here/build"
+root="${XDG_CACHE_HOME:-$HOME/.cache}/kaas-gitops-e2e"
 
 KUBE_VERSION=v1.34.4   # k8s.io/kubernetes, kept equal to build/kube/go.mod
-key="$(cd "$build" && cat */go.mod */go.sum | sha256sum | cut -c1-16)"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/kaas-gitops-e2e/$key"
-bin="$cache/bin"
-log="$cache/build.log"
-mkdir -p "$bin"
+CAPI_VERSION=v1.14.0   # sigs.k8s.io/cluster-api, kept equal to build/capi/go.mod
 
-# program  wrapper-module  package
+# program  wrapper-module  package. The programs of one module are built by one `go build`
+# (shared packages compile once: the two Cluster API managers share most of theirs).
 programs=(
   "etcd etcd go.etcd.io/etcd/server/v3"
   "source-controller source-controller github.com/fluxcd/source-controller"
@@ -25,6 +26,9 @@ programs=(
   "helm-controller helm-controller github.com/fluxcd/helm-controller"
   "kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver"
   "kube-controller-manager kube k8s.io/kubernetes/cmd/kube-controller-manager"
+  # Makefile targets `managers` of cluster-api v1.14.0: bin/manager and bin/kubeadm-bootstrap-manager.
+  "capi-manager capi sigs.k8s.io/cluster-api/core"
+  "capi-kubeadm-bootstrap-manager capi sigs.k8s.io/cluster-api/bootstrap/kubeadm"
 )
 
 # Kubernetes reads its version from ldflags (hack/lib/version.sh sets the same variables in both
@@ -35,24 +39,67 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
   kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
+# Cluster API likewise (hack/scripts/release/version.sh, version::ldflags): its managers log it.
+capi_ldflags="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION"
+capi_ldflags+=" -X sigs.k8s.io/cluster-api/version.gitTreeState=clean -X sigs.k8s.io/cluster-api/version.buildDate=1970-01-01T00:00:00Z"
+ldflags_of() {
+  case "$1" in
+    kube) echo "$kube_ldflags" ;;
+    capi) echo "$capi_ldflags" ;;
+    *) echo "-s -w" ;;
+  esac
+}
+
+# The modules in first-seen order, and the cache bin folder of each.
+mods=()
+declare -A modbin
+for p in "${programs[@]}"; do
+  read -r name mod pkg <<<"$p"
+  [ -n "${modbin[$mod]:-}" ] && continue
+  key="$( (cat "$build/$mod/go.mod" "$build/$mod/go.sum"; ldflags_of "$mod") | sha256sum | cut -c1-16)"
+  modbin[$mod]="$root/$mod-$key/bin"
+  mods+=("$mod")
+done
 
 start=$(date +%s)
 built=0
-for p in "${programs[@]}"; do
-  read -r name mod pkg <<<"$p"
-  [ -x "$bin/$name" ] && continue
+for mod in "${mods[@]}"; do
+  bin="${modbin[$mod]}"
+  log="$(dirname "$bin")/build.log"
+  names=() pkgs=()
+  for p in "${programs[@]}"; do
+    read -r name m pkg <<<"$p"
+    [ "$m" = "$mod" ] && [ ! -x "$bin/$name" ] && names+=("$name") && pkgs+=("$pkg")
+  done
+  [ ${#names[@]} = 0 ] && continue
   built=1
-  flags="-s -w"
-  [ "$mod" = kube ] && flags="$kube_ldflags"
-  echo "building $name from $pkg (log: $log)" >&2
+  mkdir -p "$bin"
+  tmp="$(mktemp -d "$bin/.build.XXXXXX")"
+  echo "building ${names[*]} from module $mod (log: $log)" >&2
   t0=$(date +%s)
-  if ! (cd "$build/$mod" && go build -p "${E2E_GO_PARALLEL:-2}" -trimpath -ldflags "$flags" -o "$bin/$name.tmp" "$pkg") >>"$log" 2>&1; then
+  # One package: -o names the file; several: -o names a folder, each binary named after the last
+  # element of its package path.
+  if [ ${#pkgs[@]} = 1 ]; then out="$tmp/$(basename "${pkgs[0]}")"; else out="$tmp/"; fi
+  if ! (cd "$build/$mod" && go build -p "${E2E_GO_PARALLEL:-2}" -trimpath -ldflags "$(ldflags_of "$mod")" \
+        -o "$out" "${pkgs[@]}") >>"$log" 2>&1; then
     tail -30 "$log" >&2
-    echo "error: building $name failed (log: $log)" >&2
+    rm -rf "$tmp"
+    echo "error: building ${names[*]} failed (log: $log)" >&2
     exit 1
   fi
-  mv "$bin/$name.tmp" "$bin/$name"
-  echo "built $name in $(( $(date +%s) - t0 ))s" | tee -a "$log" >&2
+  for i in "${!names[@]}"; do mv "$tmp/$(basename "${pkgs[$i]}")" "$bin/${names[$i]}"; done
+  rm -rf "$tmp"
+  echo "built ${names[*]} in $(( $(date +%s) - t0 ))s" | tee -a "$log" >&2
 done
-[ $built = 1 ] && echo "all built in $(( $(date +%s) - start ))s" | tee -a "$log" >&2
-echo "$bin"
+[ $built = 1 ] && echo "all built in $(( $(date +%s) - start ))s" >&2
+
+# One folder the scenarios take as --bin: a symlink per program into its module's cache entry.
+# Its name hashes the targets, so concurrent runs of different trees do not share it.
+links="$(for p in "${programs[@]}"; do read -r name mod pkg <<<"$p"; echo "$name ${modbin[$mod]}/$name"; done)"
+all="$root/bin-$(echo "$links" | sha256sum | cut -c1-16)"
+if [ ! -d "$all" ]; then
+  tmp="$(mktemp -d "$root/.bin.XXXXXX")"
+  while read -r name target; do ln -s "$target" "$tmp/$name"; done <<<"$links"
+  mv -T "$tmp" "$all" 2>/dev/null || rm -rf "$tmp"   # another run made it first: same content
+fi
+echo "$all"

@@ -144,6 +144,7 @@ class Cluster:
                             "--initial-cluster", f"e2e=http://127.0.0.1:{peer}",
                             "--unsafe-no-fsync", "--quota-backend-bytes", str(4 << 30),
                             "--listen-metrics-urls", f"http://127.0.0.1:{free_port()}"])
+        self.etcd_url = f"http://127.0.0.1:{client}"
         self.wait_for("etcd /health", lambda: b'"health":"true"' in urllib.request.urlopen(
             f"http://127.0.0.1:{client}/health", timeout=2).read(), timeout=30)
 
