@@ -49,7 +49,9 @@ def push_and_publish(o, f, message):
     f.render()
     sha = f.commit_push(message)
     secs, doc = oci.publish(f)
-    f.poke()
+    # Before the first bootstrap there is no GitRepository to ask yet.
+    if f.c.kubectl("get", "-n", "flux-system", "gitrepository/flux-system", check=False).returncode == 0:
+        f.poke()
     return sha, doc, secs
 
 
