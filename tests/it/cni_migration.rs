@@ -3,29 +3,8 @@
 //! steps (`model::build::transitions::cni_changes`).
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::Repo;
-
-fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::common::{Repo, git};
 
 /// The example repository rendered and committed after `prepare`, in a fresh git repository.
 fn committed(home: &Path, prepare: impl Fn(&Repo)) -> Repo {

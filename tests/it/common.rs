@@ -503,3 +503,26 @@ spec:
     - name: md-0
       replicas: 1
 ";
+
+/// `git ARGS` in `dir` with its own `HOME` (no user or system config) and a fixed author; its
+/// stdout. Panics with git's stderr when it fails.
+#[track_caller]
+pub fn git(home: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Pat")
+        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
+        .env("GIT_COMMITTER_NAME", "Pat")
+        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -2,9 +2,8 @@
 //! allowed step per run, written into the tenant files as text, in waves. Issue 22.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::{Repo, Run, bin, crds_dir};
+use crate::common::{Repo, Run, bin, crds_dir, git};
 
 /// The example repository (waves `canary` = acme, `rest`; releases v1.32.9, v1.33.5, v1.34.2),
 /// rendered: its overlays are what is deployed.
@@ -259,25 +258,6 @@ fn upgrade_takes_one_minor_per_run_and_refuses_a_step_it_cannot_name() {
     assert_eq!(before, repo.snapshot());
 }
 
-fn git(home: &Path, dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn upgrade(repo: &Repo, home: &Path, args: &[&str]) -> Run {
     bin()
         .env("HOME", home)
@@ -431,22 +411,6 @@ fn in_topology_mode_the_clusters_version_is_what_is_deployed() {
     );
 }
 
-fn git_out(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
     let repo = rendered();
@@ -461,13 +425,13 @@ fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
         ("acme", "    version: v1.34.2\n"),
         ("globex", "    version: \"v1.34.2\"\n"),
     ] {
-        let file = git_out(
+        let file = git(
             home.path(),
             repo.path(),
             &["show", &format!("kaas/{tenant}:tenants/{tenant}.yaml")],
         );
         assert!(file.contains(line), "{file}");
-        let kcp = git_out(
+        let kcp = git(
             home.path(),
             repo.path(),
             &[
@@ -478,15 +442,12 @@ fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
         assert!(kcp.contains("version: v1.34.2"), "{kcp}");
         // One tenant per branch: the other tenant's file is as on main.
         let other = if tenant == "acme" { "globex" } else { "acme" };
-        let theirs = git_out(
+        let theirs = git(
             home.path(),
             repo.path(),
             &["diff", "--name-only", "main", &format!("kaas/{tenant}")],
         );
         assert!(!theirs.contains(&format!("tenants/{other}")), "{theirs}");
     }
-    assert_eq!(
-        git_out(home.path(), repo.path(), &["branch", "--show-current"]),
-        "main\n"
-    );
+    assert_eq!(git(home.path(), repo.path(), &["branch", "--show-current"]), "main\n");
 }
