@@ -60,6 +60,6 @@ fn a_one_tenant_edit_reads_no_other_tenants_previous_output() {
         "tenants/acme.yaml",
         |t| t.replace("version: v1.33.4", "version: v1.32.9"),
         "tenants/acme.yaml:11:14",
-        "v1.32.9 would downgrade tenant `acme` from v1.33.4, the deployed version",
+        "v1.32.9 would take tenant `acme` down a minor from v1.33.4, the deployed version",
     );
 }
