@@ -61,6 +61,12 @@ for p in "${programs[@]}"; do
   mods+=("$mod")
 done
 
+# One build at a time per cache: .ci/run starts this script in the background while Rust builds,
+# and tests/e2e/run calls it again later; the second call waits here, then finds the programs built.
+mkdir -p "$root"
+exec {lock}>"$root/.lock"
+flock "$lock"
+
 start=$(date +%s)
 built=0
 for mod in "${mods[@]}"; do

@@ -22,6 +22,10 @@ if [ "${1:-}" = --built ]; then
   exit 1
 fi
 mkdir -p "$cache/bin"
+# One build at a time: .ci/run starts this script in the background while Rust builds, and
+# tests/run calls it again before `cargo test`; the second call waits here, then finds it built.
+exec {lock}>"$cache/.lock"
+flock "$lock"
 
 src="$(go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 if [ -z "$src" ] || [ ! -d "$src" ]; then
