@@ -24,8 +24,8 @@ fi
 mkdir -p "$cache/bin"
 # One build at a time: .ci/run starts this script in the background while Rust builds, and
 # tests/run calls it again before `cargo test`; the second call waits here, then finds it built.
-exec {lock}>"$cache/.lock"
-flock "$lock"
+# (flock is util-linux's: on a machine without it, e.g. macOS, calls are not serialised.)
+if command -v flock >/dev/null 2>&1; then exec {lock}>"$cache/.lock"; flock "$lock"; fi
 
 src="$(go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 if [ -z "$src" ] || [ ! -d "$src" ]; then
