@@ -256,6 +256,20 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
     if !image_errors.is_empty() {
         return Err(image_errors);
     }
+    let kamaji = &validated.model.platform.kamaji_image;
+    if kamaji.tag.is_none()
+        && let Some(d) = build::kamaji_ceiling(
+            &platform.source,
+            &images.get(kamaji).tag,
+            validated.model.platform.max_kubernetes,
+            true,
+        )
+    {
+        if d.is_error() {
+            return Err(vec![d]);
+        }
+        warnings.push(d);
+    }
     let hashes = hashes.unwrap_or_else(|| {
         input_hashes(
             inputs,

@@ -11,6 +11,7 @@ mod addons;
 pub mod bootstrap_rbac;
 pub mod build;
 pub mod crd_assets;
+pub mod kamaji_releases;
 pub mod pins;
 mod providers;
 mod topology;

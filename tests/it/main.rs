@@ -16,6 +16,7 @@ mod git_sign;
 mod git_ssh;
 mod hostile;
 mod invariants;
+mod kamaji_version;
 mod layout;
 mod objects;
 mod output;

@@ -4,6 +4,7 @@
 mod addons;
 mod backup;
 mod fields;
+mod kamaji_version;
 pub mod names;
 mod platform;
 mod pool_version;
@@ -15,6 +16,7 @@ pub mod transitions;
 mod upgrades;
 mod warnings;
 
+pub use kamaji_version::check as kamaji_ceiling;
 pub use platform::parse_range;
 pub use tenant::MAX_NAME;
 pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;

@@ -84,6 +84,15 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         );
     }
 
+    // A fixed tag is checked here; a tag a policy picks is checked once kaas.lock is read
+    // (`commands::pipeline`).
+    if let (Some(tag), Some(max)) = (&spec.kamaji.image.tag, max)
+        && let Some(d) = super::kamaji_version::check(src, tag, max, false)
+        && d.is_error()
+    {
+        errs.push(d);
+    }
+
     let kamaji_chart = chart(src, "spec.kamaji.chart", "kamaji", &spec.kamaji.chart, &mut errs);
     let etcd_chart = chart(
         src,
@@ -355,6 +364,14 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
 /// maintainers deprecated.
 pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    if let Some(tag) = &loaded.value.spec.kamaji.image.tag {
+        out.extend(super::kamaji_version::check(
+            &loaded.source,
+            tag,
+            p.max_kubernetes,
+            false,
+        ));
+    }
     // Both providers' MachineTemplate CRDs claim the short name `pmt` in one group
     // (cluster-api-provider-proxmox v0.9.0 and cluster-api-provider-packet v0.9.0,
     // config/crd/bases/infrastructure.cluster.x-k8s.io_*machinetemplates.yaml): the API server

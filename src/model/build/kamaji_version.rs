@@ -1,0 +1,47 @@
+//! `spec.kamaji.supportedKubernetes.max` against what the pinned Kamaji release can run
+//! ([`crate::model::kamaji_releases`]).
+
+use crate::diagnostics::Diagnostic;
+use crate::model::KubeVersion;
+use crate::model::kamaji_releases::{ceiling, newest_known};
+use crate::spec::source::Source;
+
+const FIELD: &str = "spec.kamaji.supportedKubernetes.max";
+
+/// An error at `supportedKubernetes.max` when Kamaji `tag` refuses tenants at `max`; a warning
+/// when the tag is not in the table (nothing is known about it, so nothing is refused).
+/// `pinned` says the tag comes from kaas.lock (a tag policy), for the message.
+pub fn check(src: &Source, tag: &str, max: KubeVersion, pinned: bool) -> Option<Diagnostic> {
+    let from = if pinned { " (pinned in kaas.lock)" } else { "" };
+    let Some(c) = ceiling(tag) else {
+        return Some(
+            src.warning(
+                "spec.kamaji.image",
+                format!(
+                    "Kamaji `{tag}`{from} is not a release kaas-gitops knows: `supportedKubernetes.max` ({max}) is not checked against the Kubernetes it can run"
+                ),
+            )
+            .with_hint(format!(
+                "the releases known run up to `{newest_known}`; check `internal/upgrade/kubeadm_version.go` of your Kamaji: tenants above its `KubeadmVersion` are refused by its webhook",
+                newest_known = newest_known()
+            )),
+        );
+    };
+    if c.admits(max) {
+        return None;
+    }
+    Some(
+        src.error(
+            FIELD,
+            format!(
+                "`{max}` is newer than Kamaji `{tag}`{from} can run: its webhook refuses a TenantControlPlane above {c}"
+            ),
+        )
+        .with_hint(format!(
+            "set `max` to at most `{}`, or move `spec.kamaji.image` to a Kamaji release that runs {}.{}",
+            c.highest(),
+            max.major,
+            max.minor
+        )),
+    )
+}
