@@ -92,10 +92,7 @@ fn pinned_crds(
             printer.status(&format!("crds: {} {} ({from}, {})", f.asset, f.url, f.sha256));
         }
     }
-    Ok(Ok(fetched
-        .into_iter()
-        .map(|f| (format!("{} {}", f.asset.component, f.asset.file_name()), f.text))
-        .collect()))
+    Ok(Ok(fetched.into_iter().map(|f| (f.asset.to_string(), f.text)).collect()))
 }
 
 fn print(printer: &Printer, format: Format, report: &Report, started: Instant) {

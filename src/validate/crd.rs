@@ -30,10 +30,41 @@ pub struct Crd {
     pub group: String,
     /// `spec.names.kind`.
     pub kind: String,
-    /// The file it came from, relative to the CRD folder.
+    /// The file it came from, relative to the CRD folder (or the release asset it came with).
     pub file: String,
+    /// `spec.names.plural`, `singular`, `shortNames` and `listKind`: the names the API server
+    /// must accept before it serves the CRD.
+    pub names: Names,
     /// Versions by name.
     pub versions: BTreeMap<String, Version>,
+}
+
+/// `spec.names` of a CRD, defaults applied as the API server applies them (`singular` the
+/// lower-cased kind, `listKind` the kind with `List`).
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// `plural`.
+    pub plural: String,
+    /// `singular`.
+    pub singular: String,
+    /// `shortNames`.
+    pub short_names: Vec<String>,
+    /// `listKind`.
+    pub list_kind: String,
+}
+
+/// Two CRDs of one group whose names collide: the API server accepts the names of the one
+/// created first and never establishes the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameConflict {
+    /// `spec.group`.
+    pub group: String,
+    /// What collides: `plural`, `singular`, `short name`, `kind` or `list kind`, and the name.
+    pub what: &'static str,
+    /// The name both claim.
+    pub name: String,
+    /// The CRDs (`metadata.name`) and where each came from, in load order.
+    pub crds: [(String, String); 2],
 }
 
 /// What the catalog knows about an `apiVersion` and `kind`.
@@ -51,6 +82,7 @@ pub enum Lookup<'a> {
 #[derive(Debug, Default)]
 pub struct Catalog {
     crds: BTreeMap<(String, String), Crd>,
+    conflicts: Vec<NameConflict>,
 }
 
 impl Catalog {
@@ -86,12 +118,22 @@ impl Catalog {
             .map(|(name, text)| parse(name, text).with_context(|| format!("failed to read CRDs from {name}")))
             .collect();
         let mut catalog = Catalog::default();
+        let mut all = Vec::new();
         for crds in parsed {
             for crd in crds? {
+                all.push(crd.clone());
                 catalog.crds.entry((crd.group.clone(), crd.kind.clone())).or_insert(crd);
             }
         }
+        catalog.conflicts = conflicts(&all);
         Ok(catalog)
+    }
+
+    /// CRDs of different names whose `spec.names` collide within a group; only for release
+    /// assets ([`Catalog::from_texts`]): a CRD folder may hold the CRDs of releases no single
+    /// management cluster installs together.
+    pub fn conflicts(&self) -> &[NameConflict] {
+        &self.conflicts
     }
 
     /// How many CRDs were loaded.
@@ -175,13 +217,100 @@ fn parse(rel: &str, text: &str) -> Result<Vec<Crd>> {
                 },
             );
         }
+        let n = &spec["names"];
+        let text = |key: &str| n[key].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let names = Names {
+            plural: text("plural").unwrap_or_default(),
+            singular: text("singular").unwrap_or_else(|| kind.to_lowercase()),
+            short_names: n["shortNames"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            list_kind: text("listKind").unwrap_or_else(|| format!("{kind}List")),
+        };
         out.push(Crd {
             name: name.to_string(),
             group: spec["group"].as_str().unwrap_or_default().to_string(),
             kind: kind.to_string(),
             file: rel.to_string(),
+            names,
             versions,
         });
     }
     Ok(out)
+}
+
+/// The names that collide between CRDs of one group, as the API server's naming controller
+/// sees them (kubernetes/apiextensions-apiserver v0.34 `pkg/controller/status/naming_controller.go`,
+/// `getAcceptedNamesForGroup` and `calculateNamesAndConditions`): plural, singular and short
+/// names share one set per group, kind and list kind another; a name another CRD of the group
+/// already holds is refused (`PluralConflict`, `ShortNamesConflict`, `KindConflict`, ...) and
+/// the CRD is never Established. One CRD in several assets (same `metadata.name`) is one object,
+/// not a conflict.
+fn conflicts(all: &[Crd]) -> Vec<NameConflict> {
+    let mut resources: BTreeMap<(&str, &str), (&Crd, &'static str)> = BTreeMap::new();
+    let mut kinds: BTreeMap<(&str, &str), (&Crd, &'static str)> = BTreeMap::new();
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for crd in all {
+        if !seen.insert(crd.name.as_str()) {
+            continue;
+        }
+        let n = &crd.names;
+        let resource_names = [(n.plural.as_str(), "plural"), (n.singular.as_str(), "singular")]
+            .into_iter()
+            .chain(n.short_names.iter().map(|s| (s.as_str(), "short name")));
+        let kind_names = [(crd.kind.as_str(), "kind"), (n.list_kind.as_str(), "list kind")];
+        for (table, names) in [
+            (&mut resources, resource_names.collect::<Vec<_>>()),
+            (&mut kinds, kind_names.to_vec()),
+        ] {
+            for (name, what) in names {
+                if name.is_empty() {
+                    continue;
+                }
+                match table.get(&(crd.group.as_str(), name)) {
+                    Some((other, _)) if other.name != crd.name => out.push(NameConflict {
+                        group: crd.group.clone(),
+                        what,
+                        name: name.to_string(),
+                        crds: [
+                            (other.name.clone(), other.file.clone()),
+                            (crd.name.clone(), crd.file.clone()),
+                        ],
+                    }),
+                    Some(_) => {}
+                    None => {
+                        table.insert((crd.group.as_str(), name), (crd, what));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROXMOX: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: proxmoxmachinetemplates.infrastructure.cluster.x-k8s.io}\nspec:\n  group: infrastructure.cluster.x-k8s.io\n  names: {kind: ProxmoxMachineTemplate, plural: proxmoxmachinetemplates, shortNames: [pmt]}\n  versions: []\n";
+    const PACKET: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: packetmachinetemplates.infrastructure.cluster.x-k8s.io}\nspec:\n  group: infrastructure.cluster.x-k8s.io\n  names: {kind: PacketMachineTemplate, plural: packetmachinetemplates, shortNames: [pmt]}\n  versions: []\n";
+
+    #[test]
+    fn a_short_name_two_crds_of_one_group_claim_is_a_conflict_once() {
+        let texts = [
+            ("a".to_string(), PROXMOX.to_string()),
+            ("b".to_string(), PACKET.to_string()),
+            ("c".to_string(), PROXMOX.to_string()),
+        ];
+        let catalog = Catalog::from_texts(&texts).unwrap();
+        let c = catalog.conflicts();
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].what, c[0].name.as_str()), ("short name", "pmt"));
+        assert_eq!(c[0].crds[0].1, "a");
+        assert_eq!(c[0].crds[1].1, "b");
+    }
 }

@@ -194,6 +194,7 @@ pub fn run(repo: &Path, options: &Options) -> Result<Report> {
         CrdSource::Texts(texts) => crd::Catalog::from_texts(texts)?,
     };
     report.crds = catalog.len();
+    report.findings.extend(catalog.conflicts().iter().map(name_conflict));
     lap(&mut report, "load CRDs");
 
     let (platform, platform_findings) = platform(repo)?;
@@ -263,6 +264,23 @@ fn platform(repo: &Path) -> Result<(Option<Platform>, Vec<Finding>)> {
             diags.into_iter().map(|d| Finding::new(Check::Platform, d)).collect(),
         )),
     }
+}
+
+/// Two installed releases whose CRDs claim one name: the provider installed second has no
+/// established CRD, so its objects can never be created (seen on kube-apiserver v1.34 with
+/// CAPMOX v0.9.0 and CAPP v0.9.0, both claiming `pmt`).
+fn name_conflict(c: &crd::NameConflict) -> Finding {
+    let [(a, from_a), (b, from_b)] = &c.crds;
+    Finding::new(
+        Check::Platform,
+        Diagnostic::error(format!(
+            "the CRDs `{a}` (from {from_a}) and `{b}` (from {from_b}) both claim the {} `{}` in group `{}`: the API server establishes only the one created first (NamesAccepted=False), so the other release's objects cannot be created",
+            c.what, c.name, c.group
+        ))
+        .in_file(PLATFORM_PATH.to_string())
+        .field("spec.clusterApi")
+        .with_hint("install these two releases on separate management clusters; kaas-gitops cannot rename upstream CRDs"),
+    )
 }
 
 /// Sorts findings by file, position, then message, so runs print identically.

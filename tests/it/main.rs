@@ -7,6 +7,7 @@ mod cni_migration;
 mod common;
 mod crash;
 mod crd_fetch;
+mod crd_names;
 mod crd_schema;
 mod errors;
 mod forge;

@@ -387,7 +387,7 @@ pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> 
                     "spec.clusterApi.infrastructureProviders",
                     "the proxmox and packet providers' MachineTemplate CRDs both claim the short name `pmt`: the API server establishes only the one installed first",
                 )
-                .with_hint("run them on separate management clusters, or remove `shortNames` from one CRD after the operator installs it"),
+                .with_hint("run them on separate management clusters (`kaas-gitops validate`, which reads both releases' CRDs, refuses the pair)"),
         );
     }
     // cluster-api v1.14.0 `bootstrap/kubeadm/webhooks/admission/kubeadmconfig.go`: `format:
