@@ -130,6 +130,12 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    /// An HTTPS remote, and no `git` program to push to it.
+    #[error("cannot push to `{url}`: HTTPS remotes are pushed by the `git` program, and there is no `git` on PATH")]
+    NoGitForHttps {
+        /// The remote's URL.
+        url: String,
+    },
     /// No credentials the remote accepts.
     #[error("could not authenticate to `{url}`")]
     Auth {
@@ -211,6 +217,9 @@ impl GitError {
             GitError::HostKey { .. } => {
                 "connect once with `ssh` to check the host's key fingerprint and accept it, as `git push` needs too"
                     .into()
+            }
+            GitError::NoGitForHttps { .. } => {
+                "install git (kaas-gitops hands HTTPS to it: its TLS and credential helpers), or push over SSH".into()
             }
             GitError::Auth { .. } => {
                 "for SSH, add a key to ssh-agent (`ssh-add`) or name it with `IdentityFile` in ~/.ssh/config; for HTTPS, configure `git config credential.helper`"

@@ -1,7 +1,9 @@
-//! `pr --push`: push one branch to a named remote, over a path, SSH or HTTPS (git's credential
-//! helper), as the user's git would. SSH remotes are pushed by the `git` binary when there is one
-//! (`push_cli.rs`: OpenSSH honours ~/.ssh/config); libgit2 does the rest, and SSH without `git`
-//! (keys from ssh-agent only).
+//! `pr --push`: push one branch to a named remote, over a path, SSH, HTTP or HTTPS (git's
+//! credential helper), as the user's git would. SSH and HTTPS remotes are pushed by the `git`
+//! binary (`push_cli.rs`: OpenSSH honours ~/.ssh/config; git's own TLS honours `http.sslCAInfo`
+//! and the system's CAs); libgit2 does paths and plain HTTP, and SSH without `git` (keys from
+//! ssh-agent only). libgit2 is built without TLS (Cargo.toml: its OpenSSL start-up cost every
+//! render a CA-bundle parse), so HTTPS without `git` is refused with a message saying so.
 //!
 //! A non-fast-forward update is refused before anything is sent, unless `--force-with-lease`
 //! is given and the remote branch is still where this repository last saw it (its
@@ -52,8 +54,14 @@ pub fn push(ws: &Workspace, remote_name: &str, refname: &str, force_with_lease: 
         .unwrap_or(Oid::ZERO_SHA1);
     // SSH goes through `git push`, so OpenSSH applies the user's ~/.ssh/config and keys
     // (push_cli.rs); without a `git` binary, libgit2 with ssh-agent keys is all there is.
-    if push_cli::is_ssh(&url)
-        && let Some(git) = push_cli::git_binary()
+    // HTTPS goes through `git push` always: this libgit2 has no TLS.
+    let https = push_cli::is_https(&url);
+    let git = push_cli::git_binary();
+    if https && git.is_none() {
+        return Err(GitError::NoGitForHttps { url });
+    }
+    if (https || push_cli::is_ssh(&url))
+        && let Some(git) = git
     {
         let request = push_cli::Request {
             remote: remote_name,

@@ -1,8 +1,10 @@
-//! Pushes to SSH remotes through the `git` binary (`git push`), so OpenSSH does the connection
-//! exactly as for the user's own pushes: `~/.ssh/config` (`Host` aliases, `IdentityFile`,
-//! `ProxyJump`, `IdentitiesOnly`, …), keys on disk and in ssh-agent, `known_hosts`,
-//! `core.sshCommand` and `GIT_SSH_COMMAND`. libgit2 only offers keys from ssh-agent and reads
-//! none of that configuration.
+//! Pushes to SSH and HTTPS remotes through the `git` binary (`git push`), so the connection is
+//! made exactly as for the user's own pushes. Over SSH, OpenSSH: `~/.ssh/config` (`Host` aliases,
+//! `IdentityFile`, `ProxyJump`, `IdentitiesOnly`, …), keys on disk and in ssh-agent,
+//! `known_hosts`, `core.sshCommand` and `GIT_SSH_COMMAND` (libgit2 only offers keys from
+//! ssh-agent and reads none of that configuration). Over HTTPS, git's TLS and credential helpers
+//! (`credential.helper`, `http.sslCAInfo`, `http.proxy`); it is never asked to prompt
+//! (`GIT_TERMINAL_PROMPT=0`): a missing credential is an error, not a hang.
 //!
 //! The outcome is read from `git push --porcelain` (one `<flag>\t<from>:<to>\t<summary>` line per
 //! ref; git's `Documentation/git-push.txt`, OUTPUT) and OpenSSH's messages, and mapped onto the
@@ -27,6 +29,11 @@ pub fn is_ssh(url: &str) -> bool {
         (Some(_), None) => true,
         _ => false,
     }
+}
+
+/// Whether `url` is an `https://` URL.
+pub fn is_https(url: &str) -> bool {
+    url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"))
 }
 
 /// `git` on PATH, when there is one.
@@ -54,7 +61,10 @@ pub struct Request<'a> {
 pub fn push(ws: &Workspace, git: &Path, req: &Request<'_>) -> Result<bool, GitError> {
     let branch = req.refname.trim_start_matches("refs/heads/").to_string();
     let mut cmd = Command::new(git);
-    cmd.arg("-C").arg(&ws.workdir).args(["push", "--porcelain"]);
+    cmd.arg("-C")
+        .arg(&ws.workdir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .args(["push", "--porcelain"]);
     if let Some(lease) = req.lease {
         // An empty expected value means "must not exist" (git-push.txt, --force-with-lease).
         let expect = if lease.is_zero() {
@@ -94,7 +104,13 @@ pub fn push(ws: &Workspace, git: &Path, req: &Request<'_>) -> Result<bool, GitEr
             source: cause(),
         });
     }
-    if stderr.contains("Permission denied (") {
+    // OpenSSH's refusal, and git's HTTP ones (`http.c`, `HTTP_NOAUTH`; `credential.c` when it
+    // may not prompt).
+    if stderr.contains("Permission denied (")
+        || stderr.contains("Authentication failed for")
+        || stderr.contains("could not read Username")
+        || stderr.contains("terminal prompts disabled")
+    {
         return Err(GitError::Auth {
             url: req.url.to_string(),
             source: cause(),
@@ -181,11 +197,26 @@ mod tests {
         }
         for url in [
             "https://github.com/org/fleet",
+            "http://127.0.0.1:3000/org/fleet",
             "/srv/git/fleet.git",
             "file:///srv/fleet",
             "./a:b",
         ] {
             assert!(!is_ssh(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn https_urls_are_told_from_http_and_ssh() {
+        assert!(is_https("https://github.com/org/fleet"));
+        assert!(is_https("HTTPS://github.com/org/fleet"));
+        for url in [
+            "http://127.0.0.1/x",
+            "git@github.com:org/x",
+            "/srv/https://x",
+            "ssh://h/x",
+        ] {
+            assert!(!is_https(url), "{url}");
         }
     }
 

@@ -208,13 +208,6 @@ fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
     }
 }
 
-/// The one field of a tenant overlay's `kustomization.yaml` the skip needs.
-#[derive(Deserialize)]
-struct OverlayKustomization {
-    #[serde(default)]
-    resources: Vec<String>,
-}
-
 /// What the last render left in `overlays/tenants/`: every folder's file names, and the
 /// input hash of each folder of a tenant in `tenants` (see [`overlay_hash`]). Each folder is
 /// listed once, for both; no other file is read here (see [`Previous`]).
@@ -295,17 +288,45 @@ fn overlay_hash(dir: &Path, mut present: Vec<String>) -> Option<String> {
         .take(3)
         .find_map(|l| l.strip_prefix(INPUT_HASH_PREFIX))?
         .to_string();
-    let kustomization: OverlayKustomization = serde_saphyr::from_str(&text).ok()?;
-    let mut listed: Vec<&str> = kustomization
-        .resources
-        .iter()
-        .map(String::as_str)
+    let mut listed: Vec<&str> = top_level_list(&text, "resources")?
+        .into_iter()
         .filter(|r| !r.starts_with("../"))
         .collect();
     listed.push("kustomization.yaml");
     listed.sort_unstable();
     present.sort_unstable();
     (present == listed).then_some(hash)
+}
+
+/// The items of the top-level block sequence `key` of a `kustomization.yaml` this tool rendered
+/// (`key:` on a line of its own, then one `- item` line each, at column 0), read line by line:
+/// parsing 1,000 overlays' kustomizations as YAML was a quarter of a one-tenant render at 1,000
+/// tenants (BENCHMARKS.md, issue 33). Anything else (a flow sequence, a nested or quoted-with-
+/// escapes item, no such key) is `None`: the folder is rendered again, never wrongly skipped.
+fn top_level_list<'t>(text: &'t str, key: &str) -> Option<Vec<&'t str>> {
+    let mut lines = text.lines();
+    lines.find(|l| l.strip_prefix(key) == Some(":"))?;
+    let mut items = Vec::new();
+    for line in lines {
+        let Some(item) = line.strip_prefix("- ") else {
+            // The sequence ends at the next top-level key; a comment or an indented line is a
+            // shape this tool does not write.
+            if line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                break;
+            }
+            return None;
+        };
+        let item = item.trim_end();
+        let plain = match item.as_bytes() {
+            [b'\'', .., b'\''] | [b'"', .., b'"'] => &item[1..item.len() - 1],
+            _ => item,
+        };
+        if plain.is_empty() || plain.contains(['"', '\'', '\\', '#', '[', '{', ':']) {
+            return None;
+        }
+        items.push(plain);
+    }
+    Some(items)
 }
 
 /// Reads at most one byte more than the limit, so a huge file costs no memory. Only a regular
@@ -631,6 +652,27 @@ impl Inputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rendered_resources_list_is_read_and_any_other_shape_is_not() {
+        let k = "# @generated\nkind: Kustomization\nnamespace: a\nresources:\n- ../../../base/tenant\n- cluster-a.yaml\n- 'namespace-a.yaml'\npatches:\n- path: x.yaml\n";
+        assert_eq!(
+            top_level_list(k, "resources"),
+            Some(vec!["../../../base/tenant", "cluster-a.yaml", "namespace-a.yaml"])
+        );
+        assert_eq!(top_level_list("resources:\nkind: K\n", "resources"), Some(vec![]));
+        for other in [
+            "resources: [a.yaml]\n",
+            "resources:\n  - a.yaml\n",
+            "resources:\n- a.yaml # note\n",
+            "resources:\n# a comment\n- a.yaml\n",
+            "resources:\n- \"a\\u0041.yaml\"\n",
+            "kind: K\n",
+            "  resources:\n- a.yaml\n",
+        ] {
+            assert_eq!(top_level_list(other, "resources"), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn block_scalar_reads_the_rendered_versions_and_nothing_nested_elsewhere() {

@@ -80,10 +80,20 @@ fn shared_mirror() -> &'static SharedMirror {
 /// port it printed. Its stdin is kept open by the child handle: the server stops when the handle
 /// is dropped or the test process ends.
 pub fn loopback_server(script: &str, args: &[std::ffi::OsString]) -> (std::process::Child, u16) {
+    loopback_server_with(script, args, &[])
+}
+
+/// [`loopback_server`] with environment variables for the script (e.g. `LOOPBACK_TLS`).
+pub fn loopback_server_with(
+    script: &str,
+    args: &[std::ffi::OsString],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (std::process::Child, u16) {
     use std::io::BufRead;
     let mut child = Command::new("python3")
         .arg(project_root().join("tests/it/support").join(script))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

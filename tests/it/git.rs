@@ -549,6 +549,48 @@ impl HttpRemote {
         let (child, port) = crate::common::loopback_server("git_http.py", &[root.as_os_str().to_owned()]);
         HttpRemote { child, port }
     }
+
+    /// The same over HTTPS, with the certificate and key in `tls` (PEM files).
+    fn serve_tls(root: &Path, cert: &Path, key: &Path) -> HttpRemote {
+        let tls = format!("{}:{}", cert.display(), key.display());
+        let (child, port) = crate::common::loopback_server_with(
+            "git_http.py",
+            &[root.as_os_str().to_owned()],
+            &[("LOOPBACK_TLS", std::ffi::OsStr::new(&tls))],
+        );
+        HttpRemote { child, port }
+    }
+}
+
+/// A self-signed certificate for 127.0.0.1 (openssl), as (certificate, key) in `dir`.
+fn loopback_certificate(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let out = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ])
+        .args([
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (cert, key)
 }
 
 impl Drop for HttpRemote {
@@ -556,6 +598,66 @@ impl Drop for HttpRemote {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// HTTPS is pushed by the `git` program (libgit2 is built without TLS: its OpenSSL start-up
+/// parsed the CA bundle on every render), so git's own TLS settings and credential helper apply;
+/// without `git` on PATH the push is refused with what to do, and nothing is left behind.
+#[test]
+fn pr_pushes_over_https_through_git_with_its_ca_setting_and_credential_helper() {
+    let g = GitRepo::rendered_with_remote();
+    let root = g.remote().parent().expect("the bare remote has a parent").to_path_buf();
+    let name = g.remote().file_name().unwrap().to_string_lossy().into_owned();
+    let (cert, key) = loopback_certificate(g.home.path());
+    let server = HttpRemote::serve_tls(&root, &cert, &key);
+    let url = format!("https://127.0.0.1:{}/{name}", server.port);
+    g.git(&["remote", "add", "web", &url]);
+    g.git(&["config", "http.sslCAInfo", &cert.display().to_string()]);
+    g.replace("tenants/acme.yaml", "replicas: 2", "replicas: 3 # scaled");
+
+    // No credentials: refused at once (git is never let prompt), and the branch is put back.
+    let r = g.kaas(&["pr", "acme", "--push", "web"]);
+    assert_auth_refused(&r, &url);
+    assert!(g.try_git(&["rev-parse", "--verify", "-q", "kaas/acme"]).code != 0);
+
+    // Without `git` on PATH: refused, naming what HTTPS needs.
+    let no_git = tempfile::tempdir().unwrap();
+    let r: Run = bin()
+        .env("HOME", g.home.path())
+        .env("PATH", no_git.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("KAAS_COMMIT_TIME", TIME)
+        .arg("--repo")
+        .arg(g.path())
+        .args(["pr", "acme", "--push", "web"])
+        .output()
+        .expect("the binary runs")
+        .into();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "cannot push to `{url}`: HTTPS remotes are pushed by the `git` program, and there is no `git` on PATH"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("hint: install git"), "{}", r.stderr);
+    assert!(g.try_git(&["rev-parse", "--verify", "-q", "kaas/acme"]).code != 0);
+
+    // The credential helper answers; git checks the server against `http.sslCAInfo`.
+    let store = g.home.path().join("credentials");
+    std::fs::write(&store, format!("https://pat:secret@127.0.0.1:{}\n", server.port)).unwrap();
+    g.git(&[
+        "config",
+        "credential.helper",
+        &format!("store --file={}", store.display()),
+    ]);
+    let r = g.kaas(&["pr", "acme", "--push", "web"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        git_in(g.home.path(), g.remote(), &["rev-parse", "kaas/acme"]),
+        g.git(&["rev-parse", "kaas/acme"])
+    );
 }
 
 #[test]
