@@ -614,25 +614,33 @@ fn pr_pushes_over_https_through_git_with_its_ca_setting_and_credential_helper() 
     g.git(&["remote", "add", "web", &url]);
     g.git(&["config", "http.sslCAInfo", &cert.display().to_string()]);
     g.replace("tenants/acme.yaml", "replicas: 2", "replicas: 3 # scaled");
+    // The binary as `g.kaas` runs it, without the machine's `GIT_SSL_CAINFO` (it would override
+    // the repository's `http.sslCAInfo`), with `path` as PATH when given.
+    let kaas = |path: Option<&Path>| -> Run {
+        let mut c = bin();
+        c.env_remove("GIT_SSL_CAINFO")
+            .env("HOME", g.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("KAAS_COMMIT_TIME", TIME);
+        if let Some(p) = path {
+            c.env("PATH", p);
+        }
+        c.arg("--repo")
+            .arg(g.path())
+            .args(["pr", "acme", "--push", "web"])
+            .output()
+            .expect("the binary runs")
+            .into()
+    };
 
     // No credentials: refused at once (git is never let prompt), and the branch is put back.
-    let r = g.kaas(&["pr", "acme", "--push", "web"]);
+    let r = kaas(None);
     assert_auth_refused(&r, &url);
     assert!(g.try_git(&["rev-parse", "--verify", "-q", "kaas/acme"]).code != 0);
 
     // Without `git` on PATH: refused, naming what HTTPS needs.
     let no_git = tempfile::tempdir().unwrap();
-    let r: Run = bin()
-        .env("HOME", g.home.path())
-        .env("PATH", no_git.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("KAAS_COMMIT_TIME", TIME)
-        .arg("--repo")
-        .arg(g.path())
-        .args(["pr", "acme", "--push", "web"])
-        .output()
-        .expect("the binary runs")
-        .into();
+    let r = kaas(Some(no_git.path()));
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr.contains(&format!(
@@ -652,7 +660,7 @@ fn pr_pushes_over_https_through_git_with_its_ca_setting_and_credential_helper() 
         "credential.helper",
         &format!("store --file={}", store.display()),
     ]);
-    let r = g.kaas(&["pr", "acme", "--push", "web"]);
+    let r = kaas(None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         git_in(g.home.path(), g.remote(), &["rev-parse", "kaas/acme"]),
