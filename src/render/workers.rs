@@ -74,7 +74,7 @@ pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
 
 /// Labels the kubelet may set on its own Node; `kubernetes.io`/`k8s.io` ones are left to
 /// Cluster API's label sync (the kubelet refuses them).
-fn kubelet_labels(pool: &Pool) -> Option<String> {
+pub(crate) fn kubelet_labels(pool: &Pool) -> Option<String> {
     let own: Vec<String> = pool
         .labels
         .iter()

@@ -10,8 +10,9 @@ use kaas_gitops::render::node::Node;
 use kaas_gitops::render::objects::ObjectMeta;
 use kaas_gitops::render::objects::cluster::{
     Bootstrap, ClassRef, Cluster, ClusterNetwork, ClusterSpec, ClusterVariable, ContractRef, ControlPlaneTopology,
-    Deletion, LabelSelector, MachineDeployment, MachineDeploymentSpec, MachineDeploymentTopology, MachineSpec,
-    MachineTemplateMetadata, MachineTemplateSpec, NetworkRanges, Taint, Topology, TopologyMetadata, WorkersTopology,
+    Deletion, LabelSelector, MachineDeployment, MachineDeploymentSpec, MachineDeploymentTopology,
+    MachineDeploymentVariables, MachineSpec, MachineTemplateMetadata, MachineTemplateSpec, NetworkRanges, Topology,
+    TopologyMetadata, WorkersTopology,
 };
 use kaas_gitops::render::objects::controlplane::{
     Addons, Component, Defaults, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network, Resources,
@@ -92,12 +93,12 @@ fn cluster() -> Cluster {
                             annotations: Some(free()),
                         }),
                         replicas: Some(1),
-                        taints: Some(vec![Taint {
-                            key: s("k"),
-                            value: Some(s("v")),
-                            effect: s("NoSchedule"),
-                            propagation: s("OnInitialization"),
-                        }]),
+                        variables: Some(MachineDeploymentVariables {
+                            overrides: vec![ClusterVariable {
+                                name: s("v"),
+                                value: free(),
+                            }],
+                        }),
                         deletion: deletion(),
                     }],
                 }),

@@ -86,6 +86,12 @@ fn classes_share_one_control_plane_and_one_bootstrap_template() {
     }
 }
 
+/// The patches of class `class`.
+fn cc_patches(repo: &Repo, class: &str) -> Vec<Value> {
+    let cc = repo.object(&format!("overlays/platform/clusterclass-{class}.yaml"));
+    cc["spec"]["patches"].as_array().unwrap().clone()
+}
+
 /// The patch named `name` of class `class`.
 fn patch(repo: &Repo, class: &str, name: &str) -> Value {
     let cc = repo.object(&format!("overlays/platform/clusterclass-{class}.yaml"));
@@ -162,6 +168,8 @@ fn variables_and_patches_as_kaas_yaml_declares_them() {
             "kaas-endpoint",
             "kaas-ssh-keys",
             "kaas-hetzner",
+            "kaas-node-labels",
+            "kaas-node-taints",
             "worker-type",
             "load-balancer-type"
         ]
@@ -402,4 +410,172 @@ fn bad_class_definitions_in_kaas_yaml() {
         "kaas.yaml:",
         "`packet` cannot back a ClusterClass",
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pool labels and taints reach the Node (issue 31 items 15 and 16).
+// ---------------------------------------------------------------------------------------------
+
+/// The built-in (`kaas-*`) patches of `class` that target the worker bootstrap template, applied
+/// in order to the shared `KubeadmConfigTemplate` with `vars` as a MachineDeployment's
+/// variable values, the way Cluster API's topology controller applies inline patches
+/// (`internal/topology/patches/inline`): `enabledIf` decides, each op is an RFC 6902 `add` (whose
+/// parent must exist), a `valueFrom.template` is rendered and read as YAML. Only the template
+/// forms the built-in patches use are understood (`toJson .x`, `if .x`, `if or .x .y`); anything
+/// else fails the test.
+fn worker_bootstrap_after_patches(repo: &Repo, class: &str, vars: &serde_json::Map<String, Value>) -> Value {
+    let kct_file = repo.file_starting("overlays/platform", "kubeadmconfigtemplate-kamaji-worker-");
+    let mut spec = repo.object(&kct_file);
+    let cc = repo.object(&format!("overlays/platform/clusterclass-{class}.yaml"));
+    let set = |name: &str| vars.get(name).is_some_and(|v| !v.is_null());
+    let render = |template: &str| -> String {
+        let mut out = template.to_string();
+        for (name, value) in vars {
+            out = out.replace(&format!("{{{{ toJson .{name} }}}}"), &value.to_string());
+        }
+        assert!(
+            !out.contains("{{"),
+            "a template form the test does not know: {template}"
+        );
+        out
+    };
+    for p in cc["spec"]["patches"].as_array().unwrap() {
+        if !p["name"].as_str().unwrap().starts_with("kaas-") {
+            continue;
+        }
+        if let Some(cond) = p["enabledIf"].as_str() {
+            let inner = cond
+                .strip_prefix("{{ if ")
+                .and_then(|c| c.strip_suffix(" }}true{{ end }}"))
+                .unwrap_or_else(|| panic!("enabledIf form: {cond}"));
+            let on = match inner.strip_prefix("or ") {
+                Some(names) => names.split(' ').any(|n| set(n.trim_start_matches('.'))),
+                None => set(inner.trim_start_matches('.')),
+            };
+            if !on {
+                continue;
+            }
+        }
+        for d in p["definitions"].as_array().unwrap() {
+            if d["selector"]["kind"] != "KubeadmConfigTemplate" {
+                continue;
+            }
+            for op in d["jsonPatches"].as_array().unwrap() {
+                assert_eq!(op["op"], "add", "{op}");
+                let value = if let Some(v) = op.get("value") {
+                    v.clone()
+                } else if let Some(var) = op["valueFrom"]["variable"].as_str() {
+                    vars[var].clone()
+                } else {
+                    let text = render(op["valueFrom"]["template"].as_str().unwrap());
+                    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+                };
+                let path = op["path"].as_str().unwrap();
+                let (parent, last) = path.rsplit_once('/').unwrap();
+                let target = spec.pointer_mut(parent).unwrap_or_else(|| {
+                    panic!(
+                        "{class}: patch {}: `{parent}` does not exist for `add {path}`",
+                        p["name"]
+                    )
+                });
+                match (target, last) {
+                    (Value::Array(a), "-") => a.push(value),
+                    (Value::Object(m), key) => {
+                        m.insert(key.replace("~1", "/").replace("~0", "~"), value);
+                    }
+                    (other, _) => panic!("{class}: `add {path}` into {other}"),
+                }
+            }
+        }
+    }
+    spec
+}
+
+#[test]
+fn topology_pool_labels_and_taints_reach_the_node_through_kubeadm_not_gated_fields() {
+    let repo = render();
+    let cluster = repo.object("overlays/tenants/alpha/cluster-alpha.yaml");
+    let mds = cluster["spec"]["topology"]["workers"]["machineDeployments"]
+        .as_array()
+        .unwrap();
+    // No `taints` on the topology (refused by Cluster API v1.14's webhook unless the alpha gate
+    // MachineTaintPropagation is on); the pool's values as variable overrides instead.
+    for md in mds {
+        assert_eq!(md.get("taints"), None, "{md}");
+    }
+    assert_eq!(
+        mds[0].get("variables"),
+        None,
+        "a pool without labels or taints: {}",
+        mds[0]
+    );
+    let burst = &mds[1];
+    assert_eq!(
+        burst["variables"]["overrides"],
+        json!([
+            {"name": "kaasNodeLabels", "value": "workload=burst"},
+            {"name": "kaasNodeTaints", "value": [{"key": "workload", "value": "burst", "effect": "NoSchedule"}]},
+        ])
+    );
+    // What the autoscaler is told a new node will carry.
+    assert_eq!(
+        burst["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"],
+        "workload=burst"
+    );
+    assert_eq!(
+        burst["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/taints"],
+        "workload=burst:NoSchedule"
+    );
+
+    // Every class, whatever its provider writes into joinConfiguration first, ends with the
+    // pool's labels as --node-labels and its taints registered, and keeps the provider's args.
+    let overrides: serde_json::Map<String, Value> = burst["variables"]["overrides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap().to_string(), v["value"].clone()))
+        .collect();
+    let classes = [
+        "proxmox-standard",
+        "hetzner-small",
+        "kubevirt-tiny",
+        "nutanix-ahv",
+        "aws-general",
+    ];
+    for class in classes {
+        if !repo
+            .path()
+            .join(format!("overlays/platform/clusterclass-{class}.yaml"))
+            .exists()
+        {
+            panic!("no class {class}");
+        }
+        let bare = worker_bootstrap_after_patches(&repo, class, &serde_json::Map::new());
+        let provider_args = bare["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let spec = worker_bootstrap_after_patches(&repo, class, &overrides);
+        let registration = &spec["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"];
+        let args = registration["kubeletExtraArgs"].as_array().unwrap();
+        assert!(
+            args.contains(&json!({"name": "node-labels", "value": "workload=burst"})),
+            "{class}: {registration}"
+        );
+        for a in &provider_args {
+            assert!(args.contains(a), "{class}: the provider's {a} kept: {registration}");
+        }
+        assert_eq!(
+            registration["taints"],
+            json!([{"key": "workload", "value": "burst", "effect": "NoSchedule"}]),
+            "{class}"
+        );
+        // Only a pool with labels or taints is patched: the others' templates (and so their
+        // machines) stay as they were.
+        for p in cc_patches(&repo, class) {
+            if p["name"].as_str().unwrap().starts_with("kaas-node-") {
+                assert!(p["enabledIf"].is_string(), "{class}: {p}");
+            }
+        }
+    }
 }

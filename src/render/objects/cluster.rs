@@ -140,9 +140,9 @@ pub struct MachineDeploymentTopology {
     /// Left out when the autoscaler owns the size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<u32>,
-    /// Node taints.
+    /// Per-pool values of the class's variables (`variables.overrides`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub taints: Option<Vec<Taint>>,
+    pub variables: Option<MachineDeploymentVariables>,
     /// `deletion`.
     pub deletion: Deletion,
 }
@@ -159,19 +159,12 @@ pub struct TopologyMetadata {
     pub annotations: Option<Node>,
 }
 
-/// A node taint of a pool.
+/// `machineDeployments[].variables`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Taint {
-    /// The key.
-    pub key: String,
-    /// The value.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
-    pub effect: String,
-    /// When Cluster API sets it.
-    pub propagation: String,
+pub struct MachineDeploymentVariables {
+    /// Values for this pool, over the Cluster's.
+    pub overrides: Vec<ClusterVariable>,
 }
 
 /// `deletion` of a machine template or pool.

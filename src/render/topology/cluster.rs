@@ -3,18 +3,18 @@
 //! no replicas), and the variables: kaas-gitops's own, then the tenant's.
 
 use super::WORKER_CLASS;
-use super::patches::{VAR_DATASTORE, VAR_ENDPOINT, VAR_SSH_KEYS};
+use super::patches::{VAR_DATASTORE, VAR_ENDPOINT, VAR_NODE_LABELS, VAR_NODE_TAINTS, VAR_SSH_KEYS};
 use crate::map;
 use crate::model::{Platform, PoolSize, Tenant, TenantTopology};
 use crate::render::Object;
 use crate::render::node::Node;
 use crate::render::objects::cluster::{
-    ClassRef, Cluster, ClusterSpec, ClusterVariable, ControlPlaneTopology, Deletion, MachineDeploymentTopology, Taint,
-    Topology, TopologyMetadata, WorkersTopology,
+    ClassRef, Cluster, ClusterSpec, ClusterVariable, ControlPlaneTopology, Deletion, MachineDeploymentTopology,
+    MachineDeploymentVariables, Topology, TopologyMetadata, WorkersTopology,
 };
 use crate::render::objects::{ObjectMeta, present, to_node};
 use crate::render::shared::{cluster_labels, cluster_network};
-use crate::render::workers::autoscaler_annotations;
+use crate::render::workers::{autoscaler_annotations, kubelet_labels};
 
 /// The tenant's `Cluster` built from its class.
 pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object {
@@ -28,16 +28,26 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
                 // No replicas: the autoscaler owns them, and the topology controller leaves them.
                 PoolSize::Autoscaled { min, max } => (None, present(autoscaler_annotations(pool, min, max))),
             };
-            let taints: Vec<Taint> = pool
-                .taints
-                .iter()
-                .map(|(k, v, e)| Taint {
-                    key: k.clone(),
-                    value: v.clone(),
-                    effect: e.as_str().into(),
-                    propagation: "OnInitialization".into(),
-                })
-                .collect();
+            // Labels and taints reach the Node through the class's worker bootstrap template
+            // (patches.rs, `node_patches`), from these per-pool values.
+            let mut overrides = Vec::new();
+            if let Some(labels) = kubelet_labels(pool) {
+                overrides.push(ClusterVariable {
+                    name: VAR_NODE_LABELS.into(),
+                    value: Node::from(labels),
+                });
+            }
+            if !pool.taints.is_empty() {
+                let taints: Vec<Node> = pool
+                    .taints
+                    .iter()
+                    .map(|(k, v, e)| map! {"key" => k, "value" => v.clone(), "effect" => e.as_str()})
+                    .collect();
+                overrides.push(ClusterVariable {
+                    name: VAR_NODE_TAINTS.into(),
+                    value: Node::from(taints),
+                });
+            }
             let metadata = TopologyMetadata {
                 labels: present(Node::from(&pool.labels)),
                 annotations,
@@ -47,7 +57,7 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
                 name: pool.name.clone(),
                 metadata: (metadata.labels.is_some() || metadata.annotations.is_some()).then_some(metadata),
                 replicas,
-                taints: (!taints.is_empty()).then_some(taints),
+                variables: (!overrides.is_empty()).then_some(MachineDeploymentVariables { overrides }),
                 deletion: Deletion {
                     node_drain_timeout_seconds: crate::render::workers::NODE_DRAIN_TIMEOUT_SECONDS,
                 },

@@ -15,6 +15,11 @@ pub(crate) const VAR_DATASTORE: &str = "kaasDataStore";
 pub(crate) const VAR_ENDPOINT: &str = "kaasEndpoint";
 /// The tenant's `sshAuthorizedKeys`.
 pub(crate) const VAR_SSH_KEYS: &str = "kaasSSHAuthorizedKeys";
+/// A pool's labels for its kubelet's `--node-labels` (`k=v,...`), set per MachineDeployment.
+pub(crate) const VAR_NODE_LABELS: &str = "kaasNodeLabels";
+/// A pool's taints (`[{key, value, effect}]`) for kubeadm's node registration, set per
+/// MachineDeployment.
+pub(crate) const VAR_NODE_TAINTS: &str = "kaasNodeTaints";
 
 /// The `selector` of each patch target.
 pub(super) struct Selectors {
@@ -70,6 +75,31 @@ pub(super) fn variables(class: &ClusterClass) -> Node {
                 "type" => "array",
                 "description" => "SSH keys put on every node (set by kaas-gitops).",
                 "items" => map! {"type" => "string"},
+            },
+        ),
+        variable(
+            VAR_NODE_LABELS,
+            false,
+            map! {
+                "type" => "string",
+                "description" => "The pool's labels as the kubelet's --node-labels (set by kaas-gitops per MachineDeployment).",
+            },
+        ),
+        variable(
+            VAR_NODE_TAINTS,
+            false,
+            map! {
+                "type" => "array",
+                "description" => "The pool's node taints, registered by kubeadm (set by kaas-gitops per MachineDeployment).",
+                "items" => map! {
+                    "type" => "object",
+                    "properties" => map! {
+                        "key" => map! {"type" => "string"},
+                        "value" => map! {"type" => "string"},
+                        "effect" => map! {"type" => "string", "enum" => vec!["NoSchedule", "PreferNoSchedule", "NoExecute"]},
+                    },
+                    "required" => vec!["key", "effect"],
+                },
             },
         ),
     ];
@@ -192,6 +222,7 @@ pub(super) fn patches(load_balancer: LoadBalancer, class: &ClusterClass, sel: &S
     ));
     let provider = provider_patch(class, sel);
     out.extend(provider);
+    out.extend(node_patches(class, sel));
     out.extend(class.patches.iter().map(|p| user_patch(p, sel)));
     Node::Seq(out)
 }
@@ -249,6 +280,72 @@ fn provider_patch(class: &ClusterClass, sel: &Selectors) -> Option<Node> {
             definitions,
         )
     })
+}
+
+/// A pool's labels and taints on its Nodes, through the worker `KubeadmConfigTemplate` (the
+/// kubelet's `--node-labels`, kubeadm's `nodeRegistration.taints`), as explicit mode renders them.
+/// Not through the topology's own fields: Cluster API v1.14 syncs Machine labels to the Node
+/// only in its own domains (`util/labels/helpers.go`, `GetManagedLabels`), and its webhook refuses
+/// `machineDeployments[].taints` unless the alpha gate `MachineTaintPropagation` is on
+/// (`internal/webhooks/cluster.go`, `feature/feature.go`). They follow the provider's patch, which
+/// may have written `joinConfiguration` (an `add` of it here would replace that).
+fn node_patches(class: &ClusterClass, sel: &Selectors) -> Vec<Node> {
+    let node = providers::node(&class.infrastructure);
+    let has_registration = node.node_name.is_some() || !node.kubelet_args().is_empty();
+    let has_args = !node.kubelet_args().is_empty();
+    let registration = "/spec/template/spec/joinConfiguration/nodeRegistration";
+    let mut out = Vec::new();
+    if !has_registration {
+        out.push(patch(
+            "kaas-node-registration",
+            "Room for the pool's node labels and taints.",
+            Some(format!(
+                "{{{{ if or .{VAR_NODE_LABELS} .{VAR_NODE_TAINTS} }}}}true{{{{ end }}}}"
+            )),
+            vec![definition(
+                &sel.worker_bootstrap,
+                vec![op(
+                    "add",
+                    "/spec/template/spec/joinConfiguration",
+                    map! {"nodeRegistration" => map! {}},
+                )],
+            )],
+        ));
+    }
+    let label_arg = format!("name: node-labels\nvalue: {{{{ toJson .{VAR_NODE_LABELS} }}}}\n");
+    let labels_op = if has_args {
+        op_from(
+            "add",
+            &format!("{registration}/kubeletExtraArgs/-"),
+            ("template", &label_arg),
+        )
+    } else {
+        op_from(
+            "add",
+            &format!("{registration}/kubeletExtraArgs"),
+            ("template", &format!("- {}", label_arg.replace('\n', "\n  ").trim_end())),
+        )
+    };
+    out.push(patch(
+        "kaas-node-labels",
+        "The pool's labels on its Nodes (the kubelet's --node-labels).",
+        when_set(VAR_NODE_LABELS),
+        vec![definition(&sel.worker_bootstrap, vec![labels_op])],
+    ));
+    out.push(patch(
+        "kaas-node-taints",
+        "The pool's taints on its Nodes (kubeadm's node registration).",
+        when_set(VAR_NODE_TAINTS),
+        vec![definition(
+            &sel.worker_bootstrap,
+            vec![op_from(
+                "add",
+                &format!("{registration}/taints"),
+                ("variable", VAR_NODE_TAINTS),
+            )],
+        )],
+    ));
+    out
 }
 
 fn user_patch(p: &ClassPatch, sel: &Selectors) -> Node {
