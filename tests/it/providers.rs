@@ -690,3 +690,47 @@ fn the_crd_check_catches_a_misspelt_field_and_a_wrong_type() {
         "{errors}"
     );
 }
+
+/// metal-stack nodes boot with Ignition, which Cluster API v1.14's kubeadm bootstrap webhook
+/// refuses unless its alpha gate `KubeadmBootstrapFormatIgnition` is on
+/// (`bootstrap/kubeadm/webhooks/admission/kubeadmconfig.go`, `validateIgnition`): a warning while
+/// the platform declares no gates, an error at the provider once it declares gates without it.
+#[test]
+fn metal_stack_needs_the_ignition_gate_declared_or_is_warned_about() {
+    let repo = Repo::fixture("providers/metal-stack");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: Metal-stack nodes, which boot with Ignition (`format: ignition`) need Cluster API's feature gate `KubeadmBootstrapFormatIgnition`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("EXP_KUBEADM_BOOTSTRAP_FORMAT_IGNITION=true"),
+        "{}",
+        run.stderr
+    );
+    let declare = |gates: &str| {
+        let text = repo.read("kaas.yaml");
+        text.replace(
+            "  clusterApi:\n",
+            &format!("  clusterApi:\n    featureGates: {gates}\n"),
+        )
+    };
+    repo.write("kaas.yaml", &declare("{KubeadmBootstrapFormatIgnition: false}"));
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error: Metal-stack nodes, which boot with Ignition (`format: ignition`) need Cluster API's feature gate `KubeadmBootstrapFormatIgnition` (off by default; its webhook refuses them)"),
+        "{}",
+        run.stderr
+    );
+    let text = repo.read("kaas.yaml").replace(
+        "KubeadmBootstrapFormatIgnition: false",
+        "KubeadmBootstrapFormatIgnition: true",
+    );
+    repo.write("kaas.yaml", &text);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("KubeadmBootstrapFormatIgnition"), "{}", run.stderr);
+}

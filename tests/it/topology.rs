@@ -551,10 +551,11 @@ fn topology_pool_labels_and_taints_reach_the_node_through_kubeadm_not_gated_fiel
             panic!("no class {class}");
         }
         let bare = worker_bootstrap_after_patches(&repo, class, &serde_json::Map::new());
-        let provider_args = bare["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let provider_args =
+            bare["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
         let spec = worker_bootstrap_after_patches(&repo, class, &overrides);
         let registration = &spec["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"];
         let args = registration["kubeletExtraArgs"].as_array().unwrap();
@@ -578,4 +579,58 @@ fn topology_pool_labels_and_taints_reach_the_node_through_kubeadm_not_gated_fiel
             }
         }
     }
+}
+
+/// ClusterClasses need Cluster API's alpha gate `ClusterTopology` (v1.14.0 `feature/feature.go`,
+/// refused by `core/webhooks/admission/clusterclass.go` without it): a warning at `spec.topology`
+/// while the platform declares no gates, an error there once it declares gates without it.
+#[test]
+fn classes_need_the_cluster_topology_gate_declared_or_are_warned_about() {
+    let repo = render();
+    let run = repo.run(&["render", "--full"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: ClusterClasses and tenants in topology mode need Cluster API's feature gate `ClusterTopology`, off by default"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--> kaas.yaml:43:5"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`spec.manager.featureGates: {ClusterTopology: true}`"),
+        "{}",
+        run.stderr
+    );
+
+    let declare = |gates: &str| {
+        let gates = gates.to_string();
+        move |t: &str| {
+            t.replace(
+                "  clusterApi:\n",
+                &format!("  clusterApi:\n    featureGates: {gates}\n"),
+            )
+        }
+    };
+    repo.assert_edit_refused(
+        "kaas.yaml",
+        declare("{MachinePool: true}"),
+        "kaas.yaml:44:5",
+        "ClusterClasses and tenants in topology mode need Cluster API's feature gate `ClusterTopology` (off by default; its webhook refuses them), and `spec.clusterApi.featureGates` does not turn it on",
+    );
+    let original = repo.read("kaas.yaml");
+    let fixed = original.replace("{MachinePool: true}", "{ClusterTopology: true, ClusterTopolgy: true}");
+    repo.write("kaas.yaml", &fixed);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("need Cluster API's feature gate"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("warning: `ClusterTopolgy` is not a feature gate of Cluster API v1.14"),
+        "{}",
+        run.stderr
+    );
 }

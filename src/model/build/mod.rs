@@ -3,6 +3,7 @@
 
 mod addons;
 mod backup;
+mod feature_gates;
 mod fields;
 mod kamaji_version;
 pub mod names;

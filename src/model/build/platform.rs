@@ -308,7 +308,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     if !errs.is_empty() {
         return Err(errs);
     }
-    Ok(Platform {
+    let platform = Platform {
         name: file.metadata.name.clone(),
         source_kind: spec.flux.source_ref.kind.clone(),
         source_name: spec.flux.source_ref.name.clone(),
@@ -357,7 +357,12 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         author,
         backups,
         management,
-    })
+    };
+    let gates = super::feature_gates::errors(src, spec.cluster_api.feature_gates.as_ref(), &platform);
+    if !gates.is_empty() {
+        return Err(gates);
+    }
+    Ok(platform)
 }
 
 /// What the platform file does that works but should change: installing a provider its
@@ -390,20 +395,7 @@ pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> 
                 .with_hint("run them on separate management clusters (`kaas-gitops validate`, which reads both releases' CRDs, refuses the pair)"),
         );
     }
-    // cluster-api v1.14.0 `bootstrap/kubeadm/webhooks/admission/kubeadmconfig.go`: `format:
-    // ignition` is refused unless the kubeadm bootstrap provider runs with this gate, off by
-    // default (`feature/feature.go`). kaas-gitops does not install that provider.
-    if p.infrastructure_providers.contains_key(&Provider::MetalStack) {
-        out.push(
-            loaded
-                .source
-                .warning(
-                    "spec.clusterApi.infrastructureProviders.metal-stack",
-                    "metal-stack nodes boot with Ignition, which Cluster API's kubeadm bootstrap provider refuses unless its feature gate `KubeadmBootstrapFormatIgnition` is on",
-                )
-                .with_hint("install the kubeadm BootstrapProvider with `spec.manager.featureGates: {KubeadmBootstrapFormatIgnition: true}` (cluster-api-operator), or `EXP_KUBEADM_BOOTSTRAP_FORMAT_IGNITION=true` with clusterctl"),
-        );
-    }
+    out.extend(super::feature_gates::warnings(&loaded.source, &loaded.value.spec, p));
     if p.infrastructure_providers.contains_key(&Provider::Packet) {
         out.push(
             loaded

@@ -791,6 +791,11 @@ pub struct ClusterApi {
     /// installed at its default release whenever the `proxmox` provider is, which needs it.
     #[serde(default)]
     pub ipam_providers: BTreeMap<String, String>,
+    /// The feature gates the management cluster's Cluster API core and kubeadm bootstrap
+    /// providers run with, e.g. `{ClusterTopology: true}` (kaas-gitops does not install them, so
+    /// this declares, it does not set). Declared, what the fleet needs and is not on is an error;
+    /// left out, a warning names each gate the fleet needs.
+    pub feature_gates: Option<BTreeMap<String, bool>>,
 }
 
 /// A Cluster API contract.
