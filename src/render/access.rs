@@ -206,7 +206,7 @@ pub fn binding_name(kind: &str, group: &str) -> String {
 
 /// Whether the tenant gets in-cluster bindings (and the Kustomization applying them).
 pub fn has_bindings(t: &Tenant) -> bool {
-    !t.decommissioned && !(t.admin_groups.is_empty() && t.view_groups.is_empty())
+    !t.decommissioned && (!t.admin_groups.is_empty() || !t.view_groups.is_empty())
 }
 
 /// The ClusterRoleBindings of `overlays/tenants/<t>/access/`.
