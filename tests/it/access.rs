@@ -274,6 +274,7 @@ fn a_client_secret_or_a_private_key_is_refused_at_its_field() {
     );
     let at = location(&repo, "kaas.yaml", "clientSecret:", "Zm9v");
     let err = repo.assert_render_refused(&at, "`clientSecret` holds a literal secret");
+    assert!(err.contains("a tenant API server needs no client secret"), "{err}");
     assert!(!err.contains("Zm9vYmFyYmF6\n  = "), "{err}");
 
     let repo = Repo::example();
