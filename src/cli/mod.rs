@@ -227,6 +227,16 @@ pub enum Command {
     /// asks Flux to fetch the source and reconcile them now, as `flux reconcile` does. The step
     /// after a merge in CI (docs/status.md).
     Wait(WaitArgs),
+    /// Print a kubeconfig for a person to log in to a tenant cluster with the company's identity.
+    ///
+    /// The tenant API server's address and CA are read from the management cluster (the
+    /// tenant's Cluster and its `<tenant>-kubeconfig` Secret, which the tenant's `<tenant>-admin`
+    /// Role lets its admin groups get); the user is an exec credential plugin, `kubectl
+    /// oidc-login get-token` (kubelogin, not shipped), for the tenant's OIDC issuer. No secret
+    /// is in it. `--admin` prints the admin kubeconfig of that Secret instead, for break-glass
+    /// use, with a warning. Exit 1 for a tenant or issuer the repository does not have, 2 when
+    /// the cluster cannot be read or has no such tenant yet (docs/access.md).
+    Kubeconfig(KubeconfigArgs),
     /// Print a shell completion script, e.g. `kaas-gitops completions bash >
     /// /etc/bash_completion.d/kaas-gitops` (README.md, "Shell completions").
     Completions(CompletionsArgs),
@@ -261,7 +271,9 @@ impl Command {
             Command::Backup(BackupArgs {
                 command: BackupCommand::RestorePlan(a),
             }) => a.output.get(),
-            Command::Schema | Command::Watch(_) | Command::Completions(_) | Command::Man => return None,
+            Command::Schema | Command::Watch(_) | Command::Kubeconfig(_) | Command::Completions(_) | Command::Man => {
+                return None;
+            }
         };
         if format != Format::Json {
             return None;
@@ -278,7 +290,9 @@ impl Command {
             Command::Status(_) => "StatusResult",
             Command::Wait(_) => "WaitResult",
             Command::Backup(_) => "RestorePlanResult",
-            Command::Schema | Command::Watch(_) | Command::Completions(_) | Command::Man => return None,
+            Command::Schema | Command::Watch(_) | Command::Kubeconfig(_) | Command::Completions(_) | Command::Man => {
+                return None;
+            }
         })
     }
 }
@@ -292,6 +306,27 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use [default: its current-context].
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+}
+
+/// `kubeconfig`.
+#[derive(Debug, Args)]
+pub struct KubeconfigArgs {
+    /// The tenant (the name of its file under tenants/).
+    #[arg(value_name = "TENANT")]
+    pub tenant: String,
+    /// The OIDC issuer to log in with, by its name [default: the tenant's only one].
+    #[arg(long, value_name = "NAME", conflicts_with = "admin")]
+    pub issuer: Option<String>,
+    /// An OAuth scope to ask for besides `openid` (repeatable), e.g. `--scope groups --scope
+    /// email` for Keycloak or Dex.
+    #[arg(long = "scope", value_name = "SCOPE", conflicts_with = "admin")]
+    pub scopes: Vec<String>,
+    /// Print the admin kubeconfig of the `<tenant>-kubeconfig` Secret instead (break-glass).
+    #[arg(long)]
+    pub admin: bool,
+    /// The management cluster.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// `status`.

@@ -89,12 +89,24 @@ pub const MACHINE_DEPLOYMENT: Kind = Kind {
     plural: "machinedeployments",
 };
 
+/// A core Secret.
+pub const SECRET: Kind = Kind {
+    group: "",
+    version: "v1",
+    kind: "Secret",
+    plural: "secrets",
+};
+
 impl Kind {
     fn resource(self) -> ApiResource {
         ApiResource {
             group: self.group.into(),
             version: self.version.into(),
-            api_version: format!("{}/{}", self.group, self.version),
+            api_version: if self.group.is_empty() {
+                self.version.to_string()
+            } else {
+                format!("{}/{}", self.group, self.version)
+            },
             kind: self.kind.into(),
             plural: self.plural.into(),
         }
@@ -274,6 +286,28 @@ impl Cluster {
             .into_iter()
             .filter_map(|o| serde_json::to_value(o).ok())
             .collect())
+    }
+
+    /// One object of `kind`, `None` when there is none of that name.
+    pub fn get(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<Value>, ClusterError> {
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, &kind.resource());
+        let got = self.runtime.block_on(api.get_opt(name));
+        let what = format!("{} {namespace}/{name}", kind.kind);
+        got.map(|o| o.and_then(|o| serde_json::to_value(o).ok()))
+            .map_err(|e| self.classify(e, kind, "get", what))
+    }
+
+    /// The data of the Secret `namespace/name` (decoded), `None` when there is no such Secret.
+    pub fn secret(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, Vec<u8>>>, ClusterError> {
+        let api: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(self.client.clone(), namespace);
+        let got = self.runtime.block_on(api.get_opt(name));
+        let what = format!("Secret {namespace}/{name}");
+        got.map(|s| s.map(|s| s.data.unwrap_or_default().into_iter().map(|(k, v)| (k, v.0)).collect()))
+            .map_err(|e| self.classify(e, SECRET, "get", what))
     }
 
     /// Sets `reconcile.fluxcd.io/requestedAt` on a Flux object, as `flux reconcile` does:

@@ -6,6 +6,7 @@ mod commit;
 mod crds;
 mod diff;
 mod init;
+mod kubeconfig;
 mod pin;
 pub mod pipeline;
 mod pr;
@@ -87,6 +88,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Backup(args) => backup::run(&printer, &cli.repo, args),
         Command::Status(args) => status::run(&printer, &cli.repo, args),
         Command::Wait(args) => wait::run(&printer, &cli.repo, args),
+        Command::Kubeconfig(args) => kubeconfig::run(&printer, &cli.repo, args),
     };
     let status = match result {
         Ok(status) => status,
@@ -125,6 +127,7 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         | Command::Backup(_)
         | Command::Status(_)
         | Command::Wait(_)
+        | Command::Kubeconfig(_)
         | Command::Publish(_)
         | Command::Validate(_)
         | Command::Completions(_)

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 
+pub mod access;
 mod addons;
 pub mod bootstrap_rbac;
 pub mod build;
@@ -225,6 +226,8 @@ pub struct Platform {
     pub backups: Option<Backups>,
     /// The releases on the management cluster that kaas-gitops does not install itself.
     pub management: ManagementReleases,
+    /// The OIDC issuers of every tenant API server (`spec.access.oidcIssuers`), by name.
+    pub oidc_issuers: Vec<access::OidcIssuer>,
 }
 
 /// The releases the management cluster runs beside what the platform layer installs: their
@@ -432,8 +435,13 @@ pub struct Tenant {
     pub topology: Option<TenantTopology>,
     /// Worker pools, in file order.
     pub pools: Vec<Pool>,
-    /// Admin groups.
+    /// Admin groups: the management cluster Role, and `cluster-admin` inside the tenant.
     pub admin_groups: Vec<String>,
+    /// Groups with `view` inside the tenant.
+    pub view_groups: Vec<String>,
+    /// The OIDC issuers the tenant API server trusts (the platform's with the tenant's
+    /// overrides, then the tenant's own), by name.
+    pub oidc_issuers: Vec<access::OidcIssuer>,
     /// SSH keys for every node.
     pub ssh_authorized_keys: Vec<String>,
     /// Add-ons of the platform's catalog installed into the cluster, in install order (the CNI,

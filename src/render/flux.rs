@@ -166,6 +166,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                         }]
                     }),
                     source_ref,
+                    kube_config: None,
                 },
             );
             Object {

@@ -1,6 +1,7 @@
 //! Model -> desired file tree. Pure: no I/O, no clock, no environment. Tenants render in
 //! parallel; the tree is a sorted map, so the output does not depend on scheduling.
 
+pub mod access;
 pub mod addons;
 pub mod backup;
 mod flux;
@@ -130,6 +131,17 @@ pub fn tenant_tree(model: &Model, images: &Images, ctx: Context, t: &Tenant, has
         hash,
     };
     add_dir(&mut tree, &dir, tenant::objects(&model.platform, images, t));
+    let bindings = access::bindings(t);
+    if !bindings.is_empty() {
+        let inside = Dir {
+            path: format!("overlays/tenants/{}/{}", t.name, access::ACCESS_DIR),
+            input: &t.source_path,
+            base: None,
+            namespace: None,
+            hash: None,
+        };
+        add_dir(&mut tree, &inside, bindings);
+    }
     tree
 }
 

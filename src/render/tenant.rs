@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::{Component, DataStore, Platform, ServiceType, Tenant};
+use crate::render::access::ApiServerAuthentication;
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::objects::cluster::{Cluster, ClusterSpec, ContractRef};
@@ -31,8 +32,10 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
         // The class's templates make the control plane, infrastructure cluster and pools.
         Some(topo) => out.push(topology::cluster(p, t, topo)),
         None => {
+            let authentication = crate::render::access::api_server(t);
             out.push(cluster(t));
-            out.push(control_plane(p, t));
+            out.push(control_plane(p, t, authentication.as_ref()));
+            out.extend(authentication.and_then(|a| a.config_map));
             out.push(providers::cluster_object(t));
             for pool in &t.pools {
                 out.extend(workers::pool_objects(t, pool));
@@ -41,6 +44,7 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     }
     out.extend(providers::extra_objects(t));
     out.extend(crate::render::addons::objects(p, images, t));
+    out.extend(crate::render::access::kustomization(p, t));
     if t.autoscales() {
         out.push(autoscaler(p, images, t));
     }
@@ -214,10 +218,14 @@ fn component(c: &Component) -> Option<kcp::Component> {
     };
     let resources = (resources.requests.is_some() || resources.limits.is_some()).then_some(resources);
     let extra_args = (!c.extra_args.is_empty()).then(|| c.extra_args.clone());
-    (extra_args.is_some() || resources.is_some()).then_some(kcp::Component { extra_args, resources })
+    (extra_args.is_some() || resources.is_some()).then_some(kcp::Component {
+        extra_args,
+        resources,
+        extra_volume_mounts: None,
+    })
 }
 
-fn control_plane(p: &Platform, t: &Tenant) -> Object {
+fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuthentication>) -> Object {
     let enabled = |on: bool| on.then_some(kcp::Defaults {});
     let wiring = providers::control_plane(&t.infrastructure);
     let mut service_annotations = t.service_annotations.clone();
@@ -240,6 +248,22 @@ fn control_plane(p: &Platform, t: &Tenant) -> Object {
     {
         controller_manager.extra_args.push(CLOUD_PROVIDER_EXTERNAL.to_string());
     }
+    let mut api_server = t.api_server.clone();
+    if let Some(a) = authentication {
+        api_server.extra_args.extend(a.args.iter().cloned());
+    }
+    let mut api_server = component(&api_server);
+    if let Some(mount) = authentication.and_then(|a| a.mount.clone()) {
+        let c = api_server.get_or_insert(kcp::Component {
+            extra_args: None,
+            resources: None,
+            extra_volume_mounts: None,
+        });
+        c.extra_volume_mounts = Some(vec![mount]);
+    }
+    let deployment = authentication
+        .and_then(|a| a.volume.clone())
+        .map(|v| kcp::Deployment { extra_volumes: vec![v] });
     let control_plane = KamajiControlPlane::new(
         ObjectMeta::new(&t.name, Some(&t.name), tenant_labels(t)),
         KamajiControlPlaneSpec {
@@ -251,7 +275,7 @@ fn control_plane(p: &Platform, t: &Tenant) -> Object {
                 kube_proxy: enabled(t.kube_proxy),
                 konnectivity: enabled(t.konnectivity),
             },
-            api_server: component(&t.api_server),
+            api_server,
             controller_manager: component(&controller_manager),
             scheduler: component(&t.scheduler),
             kubelet: kcp::Kubelet {
@@ -271,6 +295,7 @@ fn control_plane(p: &Platform, t: &Tenant) -> Object {
                 service_address: t.vip.map(|ip| ip.to_string()),
                 service_annotations: (!service_annotations.is_empty()).then_some(service_annotations),
             },
+            deployment,
         },
     );
     Object {

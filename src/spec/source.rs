@@ -389,11 +389,18 @@ impl Indexer<'_> {
             && !(plain && (value == "~" || value == "null"))
         {
             let loc = self.source.location(pos);
+            // An OIDC client's secret has no place anywhere: the API server only verifies
+            // tokens, and the login (kubelogin) runs on each person's machine.
+            let hint = if path.contains("oidcIssuers") {
+                "secrets never go into git, and a tenant API server needs no client secret: it only verifies the issuer's tokens; remove it (docs/access.md)"
+            } else {
+                "secrets never go into git: put the value in a Kubernetes Secret and name that Secret (e.g. `credentialsSecret: my-secret`)"
+            };
             self.problems.push(
                 Diagnostic::error(format!("`{k}` holds a literal secret"))
                     .at(Some(loc))
                     .field(path.clone())
-                    .with_hint("secrets never go into git: put the value in a Kubernetes Secret and name that Secret (e.g. `credentialsSecret: my-secret`)"),
+                    .with_hint(hint),
             );
         }
         if let Some(flag) = secret_flag(&value) {

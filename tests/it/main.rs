@@ -1,5 +1,6 @@
 //! The one integration test binary: real binaries, real files, real kustomize.
 
+mod access;
 mod addons;
 mod backup;
 mod bootstrap_rbac;

@@ -15,7 +15,7 @@ use kaas_gitops::render::objects::cluster::{
     TopologyMetadata, WorkersTopology,
 };
 use kaas_gitops::render::objects::controlplane::{
-    Addons, Component, Defaults, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network, Resources,
+    Addons, Component, Defaults, Deployment, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network, Resources,
 };
 use kaas_gitops::render::objects::helm::{
     Action, Dependency as HelmDependency, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, KubeConfig,
@@ -143,6 +143,9 @@ fn kamaji_control_plane() -> KamajiControlPlane {
                 requests: Some(quantities.clone()),
                 limits: Some(quantities),
             }),
+            extra_volume_mounts: Some(vec![kaas_gitops::map! {
+                "name" => "v", "mountPath" => "/etc/v", "readOnly" => true,
+            }]),
         })
     };
     KamajiControlPlane::new(
@@ -168,6 +171,11 @@ fn kamaji_control_plane() -> KamajiControlPlane {
                 service_address: Some(s("10.0.0.1")),
                 service_annotations: Some(BTreeMap::from([(s("example.com/key"), s("v"))])),
             },
+            deployment: Some(Deployment {
+                extra_volumes: vec![
+                    kaas_gitops::map! {"name" => "v", "configMap" => kaas_gitops::map! {"name" => "cm"}},
+                ],
+            }),
         },
     )
 }
@@ -252,6 +260,12 @@ fn kustomization() -> Kustomization {
                 kind: s("GitRepository"),
                 ..source_ref()
             },
+            kube_config: Some(KubeConfig {
+                secret_ref: SecretKeyRef {
+                    name: s("t-kubeconfig"),
+                    key: s("value"),
+                },
+            }),
         },
     )
 }

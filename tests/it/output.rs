@@ -490,6 +490,7 @@ fn completions_come_from_the_command_line_definitions() {
         "backup",
         "status",
         "wait",
+        "kubeconfig",
         "completions",
         "man",
     ];
@@ -541,6 +542,7 @@ fn the_man_page_lists_every_command() {
         "watch",
         "status",
         "wait",
+        "kubeconfig",
         "completions",
     ] {
         assert!(

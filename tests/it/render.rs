@@ -45,6 +45,7 @@ fn second_render_writes_nothing_and_every_overlay_builds() {
         "overlays/tenants/acme",
         "overlays/tenants/globex",
         "overlays/tenants/initech",
+        "overlays/tenants/acme/access",
         "flux",
     ] {
         let built = kustomize(&repo.path().join(dir));
@@ -68,12 +69,21 @@ fn the_tenant_overlay_builds_to_exactly_the_rendered_objects_plus_base() {
     let built = kustomize(&repo.path().join("overlays/tenants/acme"));
     assert_eq!(built.code, 0, "{}", built.stderr);
     let kinds: Vec<&str> = built.stdout.lines().filter_map(|l| l.strip_prefix("kind: ")).collect();
+    // The files, not the `access/` folder of objects applied inside the tenant cluster.
     let files = std::fs::read_dir(repo.path().join("overlays/tenants/acme"))
         .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_type().unwrap().is_file())
         .count()
         - 1;
     // One object per file, plus the ResourceQuota from base/tenant.
     assert_eq!(kinds.len(), files + 1, "{kinds:?}");
+    assert!(!kinds.contains(&"ClusterRoleBinding"), "{kinds:?}");
+    // `access/` builds to its bindings alone, with no namespace (they are cluster-scoped).
+    let inside = kustomize(&repo.path().join("overlays/tenants/acme/access"));
+    assert_eq!(inside.code, 0, "{}", inside.stderr);
+    let bound: Vec<&str> = inside.stdout.lines().filter_map(|l| l.strip_prefix("kind: ")).collect();
+    assert_eq!(bound, ["ClusterRoleBinding", "ClusterRoleBinding"], "{}", inside.stdout);
+    assert!(!inside.stdout.contains("namespace:"), "{}", inside.stdout);
     assert!(kinds.contains(&"ResourceQuota"));
     // kustomize put base/tenant's quota into the tenant's namespace.
     let quota = built

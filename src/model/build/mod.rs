@@ -1,6 +1,7 @@
 //! Raw specs -> model. Every file is checked and every problem collected before anything is
 //! rendered, so one run reports everything that needs fixing.
 
+mod access;
 mod addons;
 mod backup;
 mod feature_gates;

@@ -304,6 +304,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         .collect();
     kubernetes_releases.sort_unstable();
     kubernetes_releases.dedup();
+    let oidc_issuers = crate::model::build::access::platform(src, spec.access.as_ref(), &mut errs);
 
     if !errs.is_empty() {
         return Err(errs);
@@ -357,6 +358,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         author,
         backups,
         management,
+        oidc_issuers,
     };
     let gates = super::feature_gates::errors(src, spec.cluster_api.feature_gates.as_ref(), &platform);
     if !gates.is_empty() {

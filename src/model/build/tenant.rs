@@ -164,11 +164,7 @@ pub fn tenant(
         &mut errs,
     );
 
-    for (i, g) in spec.access.admin_groups.iter().enumerate() {
-        if g.trim().is_empty() {
-            errs.push(src.error(&format!("spec.access.adminGroups[{i}]"), "empty group name"));
-        }
-    }
+    let oidc_issuers = crate::model::build::access::tenant(src, spec, &platform.oidc_issuers, version, &mut errs);
     for (i, k) in spec.ssh_authorized_keys.iter().enumerate() {
         let kind = k.split_whitespace().next().unwrap_or("");
         if !(kind.starts_with("ssh-") || kind.starts_with("ecdsa-") || kind.starts_with("sk-"))
@@ -239,6 +235,8 @@ pub fn tenant(
         }),
         pools,
         admin_groups: spec.access.admin_groups.clone(),
+        view_groups: spec.access.view_groups.clone(),
+        oidc_issuers,
         ssh_authorized_keys: spec.ssh_authorized_keys.clone(),
         addons: tenant_addons,
     })

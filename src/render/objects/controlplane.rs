@@ -58,6 +58,17 @@ pub struct KamajiControlPlaneSpec {
     pub kubelet: Kubelet,
     /// `network`.
     pub network: Network,
+    /// `deployment`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<Deployment>,
+}
+
+/// `deployment`: the control plane pods.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deployment {
+    /// Volumes of the pods (`corev1.Volume`).
+    pub extra_volumes: Vec<crate::render::node::Node>,
 }
 
 /// The addons Kamaji installs; each one on is an empty map (its defaults).
@@ -89,6 +100,9 @@ pub struct Component {
     /// Resource requests and limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
+    /// Volume mounts of the container (`corev1.VolumeMount`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_volume_mounts: Option<Vec<crate::render::node::Node>>,
 }
 
 /// Requests and limits, by resource name.

@@ -58,6 +58,9 @@ pub struct KustomizationSpec {
     pub depends_on: Option<Vec<Dependency>>,
     /// The source.
     pub source_ref: SourceRef,
+    /// Apply into another cluster, through a kubeconfig Secret of the Kustomization's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kube_config: Option<super::helm::KubeConfig>,
 }
 
 /// A CEL health check of a kind (fluxcd/pkg `kustomize.CustomHealthCheck`; the v1.9.4 CRD

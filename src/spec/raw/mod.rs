@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod access;
 mod addons;
 mod providers;
 mod topology;
 
+pub use access::{ClaimMapping, OidcIssuer, PlatformAccess};
 pub use addons::{
     Acknowledgement, AddonDefaults, AddonImage, AddonKind, AddonWiring, CatalogAddon, DigestFormat, PlatformAddons,
     TenantAddons,
@@ -422,9 +424,19 @@ impl TaintEffect {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Access {
-    /// Groups that may read the tenant's `Cluster` and its `<name>-kubeconfig` Secret.
+    /// Groups that may read the tenant's `Cluster` and its `<name>-kubeconfig` Secret in the
+    /// management cluster, and are `cluster-admin` inside the tenant cluster (bound with each
+    /// OIDC issuer's groups prefix).
     #[serde(default)]
     pub admin_groups: Vec<String>,
+    /// Groups bound to the `view` ClusterRole inside the tenant cluster (with each OIDC
+    /// issuer's groups prefix).
+    #[serde(default)]
+    pub view_groups: Vec<String>,
+    /// OIDC issuers of this tenant's API server besides the platform's: an entry named like a
+    /// platform issuer overrides the fields it sets, any other is added.
+    #[serde(default)]
+    pub oidc_issuers: Vec<OidcIssuer>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -482,6 +494,9 @@ pub struct PlatformSpec {
     pub addons: Option<PlatformAddons>,
     /// Facts about the management cluster that rendered objects depend on.
     pub management: Option<Management>,
+    /// Single sign-on to the tenant API servers: the OIDC issuers they trust (see
+    /// docs/access.md).
+    pub access: Option<PlatformAccess>,
 }
 
 /// `spec.management`.

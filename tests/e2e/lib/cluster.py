@@ -132,8 +132,10 @@ class Cluster:
         self.pki = d
 
     # ---- control plane ---------------------------------------------------------------------
-    def start_control_plane(self):
-        self.certs()
+    def start_control_plane(self, extra_apiserver_args=()):
+        # A scenario that needs the CA before the API server starts (lib/access.py) made it.
+        if not getattr(self, "pki", None):
+            self.certs()
         p = self.pki
         client, peer = free_port(), free_port()
         self.spawn("etcd", [f"{self.bin}/etcd", "--name", "e2e", "--data-dir", os.path.join(self.work, "etcd"),
@@ -160,7 +162,7 @@ class Cluster:
             f"--cert-dir={self.work}/apiserver-certs", "--enable-priority-and-fairness=false",
             "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
             # The kubernetes Service endpoints may not be a loopback address; nothing here needs them.
-            "--endpoint-reconciler-type=none"])
+            "--endpoint-reconciler-type=none", *extra_apiserver_args])
         server = f"https://127.0.0.1:{self.api_port}"
         cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "e2e",
                "clusters": [{"name": "e2e", "cluster": {"server": server, "certificate-authority": f"{p}/ca.crt"}}],

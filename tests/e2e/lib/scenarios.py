@@ -624,6 +624,9 @@ def addons_through_kubeconfig(e):
 def run_all(e, r, only=""):
     want = lambda name: not only or any(o in name for o in only.split(","))  # noqa: E731
     r.run("example as rendered: the platform applies and gates the tenants on Kamaji alone", e.example_as_rendered)
+    if want("access"):
+        import access  # tenant access on a real kube-apiserver, in a bed of its own (lib/access.py)
+        access.run(e, r)
     if not hasattr(e, "ex_sha"):
         why = "the example repository was never rendered and pushed (see the first scenario)"
         for name in ("example (gate open)", "charts", "day 2", "mixed fleet"):
