@@ -29,7 +29,7 @@ use crate::render::Object;
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::objects::helm::{
-    Action, Dependency, HelmRelease, HelmReleaseSpec, KubeConfig, SecretKeyRef, Strategy, Uninstall,
+    Action, Dependency, HelmRelease, HelmReleaseSpec, KubeConfig, SecretKeyRef, Strategy, Uninstall, ValuesReference,
 };
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::platform::chart_spec;
@@ -117,6 +117,7 @@ fn release(
                 disable_wait: true,
             }),
             values,
+            values_from: values_from(t, chart),
         },
     );
     Object {
@@ -221,10 +222,13 @@ fn cilium(t: &Tenant, replaces_kube_proxy: bool) -> Value {
     v
 }
 
-/// The Nutanix cloud controller manager chart (nutanix/helm `nutanix-cloud-provider`): Prism
-/// Central's address, and its credentials Secret named, never created from values. The chart's
-/// defaults pin it to control-plane nodes, which Kamaji clusters lack: the node selector is
-/// cleared so it runs on workers.
+/// The Nutanix cloud controller manager chart (nutanix/helm `nutanix-cloud-provider` 0.6.2):
+/// Prism Central's address, and its credentials. The chart writes its Secret in the tenant
+/// cluster from the values `username` and `password` (`templates/secret.yaml`, `createSecret`),
+/// which come from the tenant's Prism Central Secret on the management cluster through
+/// `valuesFrom` ([`values_from`]): nothing secret is in git, and the CCM's Secret inside the
+/// tenant needs no hand. The chart's defaults pin it to control-plane nodes, which Kamaji
+/// clusters lack: the node selector is cleared so it runs on workers.
 fn nutanix_ccm(t: &Tenant) -> Option<Value> {
     let Infrastructure::Nutanix(n) = &t.infrastructure else {
         return None;
@@ -233,8 +237,32 @@ fn nutanix_ccm(t: &Tenant) -> Option<Value> {
         "prismCentralEndPoint": n.address,
         "prismCentralPort": n.port,
         "prismCentralInsecure": n.insecure,
-        "createSecret": false,
-        "secretName": n.credentials_secret,
+        "createSecret": true,
+        "secretName": NUTANIX_CCM_SECRET,
         "nodeSelector": "",
     }))
+}
+
+/// The Secret the Nutanix CCM chart writes into the tenant's `kube-system` (its default name).
+const NUTANIX_CCM_SECRET: &str = "nutanix-creds";
+
+/// What an add-on reads from the management cluster at each reconcile: for the Nutanix CCM, the
+/// `username` and `password` keys of the tenant's `prismCentral.credentialsSecret` (beside the
+/// `credentials` key Cluster API's Nutanix provider reads). helm-controller reads them in the
+/// HelmRelease's namespace, the tenant's (helm-controller v1.6.3
+/// `internal/controller/helmrelease_controller.go` -> fluxcd/pkg `chartutil/values.go`,
+/// `ChartValuesFromReferences`: a missing Secret or key fails the release, naming it).
+fn values_from(t: &Tenant, chart: &AddonChart) -> Vec<ValuesReference> {
+    match (chart.wiring, &t.infrastructure) {
+        (Some(AddonWiring::NutanixCcm), Infrastructure::Nutanix(n)) => ["username", "password"]
+            .into_iter()
+            .map(|key| ValuesReference {
+                kind: "Secret".into(),
+                name: n.credentials_secret.clone(),
+                values_key: key.into(),
+                target_path: key.into(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }

@@ -217,6 +217,7 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             upgrade: action(),
             uninstall: None,
             values,
+            values_from: Vec::new(),
         },
     );
     Object {

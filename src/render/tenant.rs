@@ -174,6 +174,7 @@ fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Ch
             upgrade: retry_on_failure(),
             uninstall: None,
             values,
+            values_from: Vec::new(),
         },
     );
     Object {

@@ -19,7 +19,7 @@ use kaas_gitops::render::objects::controlplane::{
 };
 use kaas_gitops::render::objects::helm::{
     Action, Dependency as HelmDependency, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, KubeConfig,
-    Remediation, SecretKeyRef, SourceRef, Strategy, Uninstall,
+    Remediation, SecretKeyRef, SourceRef, Strategy, Uninstall, ValuesReference,
 };
 use kaas_gitops::render::objects::kustomize::{
     Dependency, HealthCheck, HealthCheckExpr, Kustomization, KustomizationSpec,
@@ -223,6 +223,12 @@ fn helm_release() -> HelmRelease {
                 disable_wait: true,
             }),
             values: free(),
+            values_from: vec![ValuesReference {
+                kind: s("Secret"),
+                name: s("n"),
+                values_key: s("k"),
+                target_path: s("a.b"),
+            }],
         },
     )
 }

@@ -354,7 +354,23 @@ fn nutanix_guarantees() {
     );
     let values = &hr["spec"]["values"];
     assert_eq!(values["nodeSelector"], "");
-    assert_eq!(values["createSecret"], false);
+    // The chart writes its Secret in the tenant (nutanix/helm nutanix-cloud-provider 0.6.2
+    // `templates/secret.yaml`, from `username` and `password`), and those two values come from the
+    // tenant's Prism Central Secret on the management cluster, never from git.
+    assert_eq!(values["createSecret"], true);
+    assert_eq!(values["secretName"], "nutanix-creds");
+    assert_eq!(values.get("username"), None);
+    assert_eq!(values.get("password"), None);
+    let secret =
+        repo.object("overlays/tenants/ahv/nutanixcluster-ahv.yaml")["spec"]["prismCentral"]["credentialRef"]["name"]
+            .clone();
+    assert_eq!(
+        hr["spec"]["valuesFrom"],
+        json!([
+            {"kind": "Secret", "name": secret, "valuesKey": "username", "targetPath": "username"},
+            {"kind": "Secret", "name": secret, "valuesKey": "password", "targetPath": "password"},
+        ])
+    );
     let caaph = repo.object("overlays/platform/addonprovider-helm.yaml");
     assert_eq!(caaph["metadata"]["namespace"], "caaph-system");
     assert_eq!(caaph["spec"]["version"], "v0.6.4");

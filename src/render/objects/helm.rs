@@ -63,6 +63,25 @@ pub struct HelmReleaseSpec {
     pub uninstall: Option<Uninstall>,
     /// The chart's values, free-form.
     pub values: Node,
+    /// Values read from Secrets or ConfigMaps in the release's namespace at each reconcile
+    /// (merged before `values`, which win).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values_from: Vec<ValuesReference>,
+}
+
+/// One `spec.valuesFrom` entry (helm-controller v1.6.3 `api/v2/helmrelease_types.go`,
+/// `ValuesReference`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValuesReference {
+    /// `Secret` or `ConfigMap`.
+    pub kind: String,
+    /// Its name, in the HelmRelease's namespace.
+    pub name: String,
+    /// The key to read.
+    pub values_key: String,
+    /// Where in the values the key's content goes (a plain string there, not YAML).
+    pub target_path: String,
 }
 
 /// `spec.chart`.
