@@ -173,23 +173,22 @@ pub(crate) fn table(report: &Report, verbose: bool) -> String {
     if let Some(r) = &report.revision {
         out.push_str(&format!("revision {}\n", short(r)));
     }
-    let oci: Vec<_> = report
-        .sources
-        .iter()
-        .filter(|s| s.object.kind == "OCIRepository")
-        .collect();
-    if !oci.is_empty() {
-        // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
-        let ready = oci.iter().filter(|s| s.state == State::Ready).count();
-        out.push_str(&format!(
-            "sources  {} OCIRepository (one per tenant): {ready} Ready\n",
-            oci.len()
-        ));
+    let per_tenant = |kind: &str| kind == "OCIRepository" || kind == "ExternalArtifact";
+    for kind in ["OCIRepository", "ExternalArtifact"] {
+        let of_kind: Vec<_> = report.sources.iter().filter(|s| s.object.kind == kind).collect();
+        if !of_kind.is_empty() {
+            // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
+            let ready = of_kind.iter().filter(|s| s.state == State::Ready).count();
+            out.push_str(&format!(
+                "sources  {} {kind} (one per tenant): {ready} Ready\n",
+                of_kind.len()
+            ));
+        }
     }
     for s in report
         .sources
         .iter()
-        .filter(|s| s.object.kind != "OCIRepository" || s.state != State::Ready || verbose)
+        .filter(|s| !per_tenant(&s.object.kind) || s.state != State::Ready || verbose)
     {
         out.push_str(&format!(
             "source   {} {}/{}: {} at {}\n",
