@@ -78,7 +78,7 @@ pub fn validate(
         return Err(errs);
     }
     built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-    if let Err(e) = artifact_generators(platform, &platform_model, built.iter().map(|(t, _)| t.name.as_str())) {
+    if let Some(e) = artifact_generators(platform, &platform_model, built.iter().map(|(t, _)| t.name.as_str())) {
         return Err(vec![e]);
     }
     let vips = vips::allocate(&platform_model, &mut built, previous_vips)?;
@@ -124,9 +124,9 @@ fn artifact_generators<'a>(
     platform: &Loaded<PlatformFile>,
     model: &Platform,
     tenants: impl Iterator<Item = &'a str>,
-) -> Result<(), Diagnostic> {
+) -> Option<Diagnostic> {
     if !matches!(model.delivery, crate::model::Delivery::Artifact(_)) {
-        return Ok(());
+        return None;
     }
     let mut sizes: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     let mut total: usize = 0;
@@ -137,12 +137,10 @@ fn artifact_generators<'a>(
         total += 1;
     }
     let max = crate::model::MAX_GENERATOR_ARTIFACTS;
-    let Some((name, n)) = sizes.into_iter().find(|(_, n)| *n > max) else {
-        return Ok(());
-    };
+    let (name, n) = sizes.into_iter().find(|(_, n)| *n > max)?;
     // Shards are a hash of the name: leave room for an uneven spread.
     let shards = total.div_ceil(max * 9 / 10).max(2);
-    Err(platform
+    Some(platform
         .source
         .error(
             "spec.flux.delivery.mode",
