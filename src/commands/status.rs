@@ -329,3 +329,55 @@ fn short(revision: &str) -> String {
         None => revision.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::table;
+    use crate::status::{ObjectRef, Report, Source, State};
+
+    #[test]
+    fn per_tenant_external_artifacts_are_one_line_and_only_those_not_ready_are_listed() {
+        let source = |kind: &str, name: &str, state: State, revision: Option<&str>| Source {
+            object: ObjectRef {
+                kind: kind.into(),
+                namespace: "flux-system".into(),
+                name: name.into(),
+            },
+            revision: revision.map(str::to_string),
+            state,
+            summary: String::new(),
+        };
+        let report = Report {
+            revision: None,
+            sources: vec![
+                source(
+                    "ExternalArtifact",
+                    "kaas-tenant-acme",
+                    State::Ready,
+                    Some("latest@sha256:aaa"),
+                ),
+                source("ExternalArtifact", "kaas-tenant-globex", State::Missing, None),
+                source("GitRepository", "flux-system", State::Ready, Some("main@sha1:0123456")),
+            ],
+            artifacts: BTreeMap::new(),
+            rows: Vec::new(),
+        };
+        let text = table(&report, false);
+        assert!(
+            text.contains("sources  2 ExternalArtifact (one per tenant): 1 Ready\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("source   ExternalArtifact flux-system/kaas-tenant-globex: Missing at no artifact\n"),
+            "{text}"
+        );
+        assert!(!text.contains("kaas-tenant-acme"), "{text}");
+        assert!(
+            text.contains("source   GitRepository flux-system/flux-system: Ready"),
+            "{text}"
+        );
+        assert!(table(&report, true).contains("kaas-tenant-acme: Ready at latest@sha256:aaa"));
+    }
+}
