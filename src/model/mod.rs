@@ -278,6 +278,8 @@ pub struct ManagementReleases {
     pub flux_kustomize: String,
     /// Flux helm-controller.
     pub flux_helm: String,
+    /// Flux source-watcher (`delivery.mode: artifact` only).
+    pub flux_source_watcher: Option<String>,
 }
 
 /// `spec.backups` with defaults applied.

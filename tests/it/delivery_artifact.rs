@@ -371,3 +371,35 @@ fn a_generator_over_a_thousand_tenants_is_refused_at_the_mode_with_the_shards_th
     );
     assert!(stderr.contains("`spec.flux.shards: 2`"), "{stderr}");
 }
+
+#[test]
+fn without_a_crd_folder_validate_downloads_source_watchers_crds_for_artifact_delivery() {
+    let repo = rendered(ARTIFACT);
+    let dir = tempfile::tempdir().unwrap();
+    let (log, cache) = (dir.path().join("requests"), dir.path().join("cache"));
+    let mirror = crate::common::ReleaseMirror::serve(&crds_dir(), Some(&log));
+    let run = crate::crd_fetch::validate(&repo, &mirror.url(), &cache);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        requests
+            .lines()
+            .any(|l| l == "/fluxcd/source-watcher/releases/download/v2.2.4/source-watcher.crds.yaml"),
+        "{requests}"
+    );
+    // The example's 22 kinds and the ArtifactGenerator.
+    assert!(run.stderr.contains("against 23 CRDs"), "{}", run.stderr);
+
+    // A source-watcher release is refused without the mode, at its line.
+    let repo = Repo::example();
+    repo.replace(
+        "kaas.yaml",
+        "    interval: 10m\n",
+        "    interval: 10m\n    controllers: {sourceWatcher: v2.2.4}\n",
+    );
+    let (line, col) = at(&repo, "sourceWatcher: v2.2.4", "v2.2.4");
+    repo.assert_render_refused(
+        &format!("kaas.yaml:{line}:{col}"),
+        "a source-watcher release without `delivery.mode: artifact`",
+    );
+}

@@ -58,3 +58,10 @@ mkdir -p "$out/source.extensions.fluxcd.io"
   echo "# github.com/fluxcd/source-watcher/api/v2@$api (v1beta1), as source-watcher's Makefile does."
   cat "$made"
 } >"$out/source.extensions.fluxcd.io/artifactgenerators.yaml"
+# The provenance row (release_mirror.py serves `source-watcher.crds.yaml` of tag $api from it, as
+# the release asset `validate` downloads for `mode: artifact`); generated, so no commit.
+if [ -f "$out/SOURCES.md" ] && ! grep -qF '`source.extensions.fluxcd.io/artifactgenerators.yaml`' "$out/SOURCES.md"; then
+  printf '| `%s` | %s | %s | `%s` | `%s` | %s |\n' source.extensions.fluxcd.io/artifactgenerators.yaml ArtifactGenerator \
+    fluxcd/source-watcher config/crd/bases/source.extensions.fluxcd.io_artifactgenerators.yaml "$api" \
+    "generated from api/v2 by tests/upstream/artifactgenerator.sh" >>"$out/SOURCES.md"
+fi

@@ -438,6 +438,11 @@ fn management_releases(
         Contract::V1beta1 => "v1.10.4",
     };
     let flux = spec.flux.controllers.clone().unwrap_or_default();
+    let artifact = spec
+        .flux
+        .delivery
+        .as_ref()
+        .is_some_and(|d| d.mode == raw::DeliveryMode::Artifact);
     ManagementReleases {
         cluster_api: pick(
             "spec.clusterApi.coreVersion",
@@ -452,6 +457,15 @@ fn management_releases(
         flux_source: pick("spec.flux.controllers.source", flux.source.as_ref(), "v1.9.1"),
         flux_kustomize: pick("spec.flux.controllers.kustomize", flux.kustomize.as_ref(), "v1.9.4"),
         flux_helm: pick("spec.flux.controllers.helm", flux.helm.as_ref(), "v1.6.3"),
+        // source-watcher v2.2.4: the newest release whose API module this project's tests
+        // generate the ArtifactGenerator CRD from (tests/upstream/artifactgenerator.sh).
+        flux_source_watcher: artifact.then(|| {
+            pick(
+                "spec.flux.controllers.sourceWatcher",
+                flux.source_watcher.as_ref(),
+                "v2.2.4",
+            )
+        }),
     }
 }
 
@@ -557,6 +571,19 @@ fn repository_names(src: &Source, charts: &[(&str, &Chart)], errs: &mut Vec<Diag
 /// `spec.flux.delivery`, with its defaults. `oci` needs `oci.repository`: a registry host and
 /// a path, no scheme, tag or digest (the tenant name and tag are added to it).
 fn delivery(src: &Source, flux: &raw::Flux, errs: &mut Vec<Diagnostic>) -> Delivery {
+    let artifact = flux
+        .delivery
+        .as_ref()
+        .is_some_and(|d| d.mode == raw::DeliveryMode::Artifact);
+    if !artifact && flux.controllers.as_ref().is_some_and(|c| c.source_watcher.is_some()) {
+        errs.push(
+            src.error(
+                "spec.flux.controllers.sourceWatcher",
+                "a source-watcher release without `delivery.mode: artifact`",
+            )
+            .with_hint("only `mode: artifact` renders source-watcher's objects: remove the field, or set that mode"),
+        );
+    }
     let Some(raw) = flux.delivery.as_ref() else {
         return Delivery::Git;
     };

@@ -664,6 +664,9 @@ pub struct FluxControllers {
     pub kustomize: Option<String>,
     /// helm-controller (default `v1.6.3`).
     pub helm: Option<String>,
+    /// source-watcher, whose ArtifactGenerator CRD `validate` checks against (default `v2.2.4`;
+    /// only with `delivery.mode: artifact`).
+    pub source_watcher: Option<String>,
 }
 
 /// A Flux source reference.
