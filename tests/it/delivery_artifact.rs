@@ -315,6 +315,19 @@ fn artifact_delivery_refuses_what_cannot_work_at_the_field() {
         "{stderr}"
     );
 
+    // source-watcher takes no dots in a source's name.
+    let repo = with_delivery(ARTIFACT);
+    let text = repo.read("kaas.yaml");
+    let (line, col) = at(&repo, "sourceRef:", "sourceRef");
+    assert!(text.contains("name: flux-system"), "{text}");
+    repo.write("kaas.yaml", &text.replacen("name: flux-system", "name: flux.system", 1));
+    let (line2, col2) = at(&repo, "flux.system", "flux.system");
+    assert!(line2 >= line && col2 > col, "the name is in sourceRef");
+    repo.assert_render_refused(
+        &format!("kaas.yaml:{line2}:{col2}"),
+        "`flux.system` cannot be an ArtifactGenerator source",
+    );
+
     let repo = with_delivery("    delivery:\n      mode: artefact\n");
     let line = repo
         .read("kaas.yaml")

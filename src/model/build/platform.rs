@@ -690,6 +690,25 @@ fn artifact_delivery(src: &Source, flux: &raw::Flux, raw: &raw::Delivery, errs: 
                 .with_hint("`mode: artifact` needs no registry: remove `oci`, or set `mode: oci`"),
         );
     }
+    // `spec.sources[].name`: `^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`, at most 253 (source-watcher api/v2
+    // v2.2.4 `v1beta1/artifactgenerator_types.go`, `SourceReference.Name`): no dots, unlike
+    // other object names.
+    let name = &flux.source_ref.name;
+    let name_ok = name.len() <= 253
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !name_ok {
+        errs.push(
+            src.error(
+                "spec.flux.sourceRef.name",
+                format!("`{name}` cannot be an ArtifactGenerator source (`spec.flux.delivery.mode: artifact`)"),
+            )
+            .with_hint("source-watcher takes source names of lowercase letters, digits and `-` only (no `.`): rename the source, or use `mode: git` or `mode: oci`"),
+        );
+    }
     let controllers = flux.controllers.clone().unwrap_or_default();
     for (field, version) in [
         ("spec.flux.controllers.source", controllers.source.as_ref()),
