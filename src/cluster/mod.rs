@@ -60,6 +60,14 @@ pub const OCI_REPOSITORY: Kind = Kind {
     kind: "OCIRepository",
     plural: "ocirepositories",
 };
+/// Flux ExternalArtifact (source-controller v1.7+; `spec.flux.delivery.mode: artifact`: written by
+/// source-watcher's ArtifactGenerator).
+pub const EXTERNAL_ARTIFACT: Kind = Kind {
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    kind: "ExternalArtifact",
+    plural: "externalartifacts",
+};
 /// Flux HelmRelease (helm-controller v1.6).
 pub const HELM_RELEASE: Kind = Kind {
     group: "helm.toolkit.fluxcd.io",

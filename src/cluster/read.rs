@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use crate::cluster::{
-    CLUSTER, Cluster, ClusterError, GIT_REPOSITORY, HELM_RELEASE, KAMAJI_CONTROL_PLANE, KUSTOMIZATION, Kind,
-    MACHINE_DEPLOYMENT, OCI_REPOSITORY,
+    CLUSTER, Cluster, ClusterError, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_RELEASE, KAMAJI_CONTROL_PLANE,
+    KUSTOMIZATION, Kind, MACHINE_DEPLOYMENT, OCI_REPOSITORY,
 };
 use crate::status::{Entry, Live, live};
 
@@ -21,7 +21,7 @@ pub fn fleet(cluster: &Cluster, entries: &[Entry]) -> Result<(Live, Vec<String>)
     for ns in namespaces {
         objects.extend(cluster.list(KUSTOMIZATION, Some(ns), None)?);
     }
-    for kind in [GIT_REPOSITORY, OCI_REPOSITORY] {
+    for kind in [GIT_REPOSITORY, OCI_REPOSITORY, EXTERNAL_ARTIFACT] {
         let sources: BTreeSet<&str> = entries
             .iter()
             .filter_map(|e| e.source.as_ref())

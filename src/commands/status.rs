@@ -173,23 +173,22 @@ pub(crate) fn table(report: &Report, verbose: bool) -> String {
     if let Some(r) = &report.revision {
         out.push_str(&format!("revision {}\n", short(r)));
     }
-    let oci: Vec<_> = report
-        .sources
-        .iter()
-        .filter(|s| s.object.kind == "OCIRepository")
-        .collect();
-    if !oci.is_empty() {
-        // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
-        let ready = oci.iter().filter(|s| s.state == State::Ready).count();
-        out.push_str(&format!(
-            "sources  {} OCIRepository (one per tenant): {ready} Ready\n",
-            oci.len()
-        ));
+    let per_tenant = |kind: &str| kind == "OCIRepository" || kind == "ExternalArtifact";
+    for kind in ["OCIRepository", "ExternalArtifact"] {
+        let of_kind: Vec<_> = report.sources.iter().filter(|s| s.object.kind == kind).collect();
+        if !of_kind.is_empty() {
+            // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
+            let ready = of_kind.iter().filter(|s| s.state == State::Ready).count();
+            out.push_str(&format!(
+                "sources  {} {kind} (one per tenant): {ready} Ready\n",
+                of_kind.len()
+            ));
+        }
     }
     for s in report
         .sources
         .iter()
-        .filter(|s| s.object.kind != "OCIRepository" || s.state != State::Ready || verbose)
+        .filter(|s| !per_tenant(&s.object.kind) || s.state != State::Ready || verbose)
     {
         out.push_str(&format!(
             "source   {} {}/{}: {} at {}\n",
@@ -328,5 +327,57 @@ fn short(revision: &str) -> String {
         Some((branch, sha)) => format!("{branch}@{}", &sha[..sha.len().min(7)]),
         None if revision.len() == 40 => revision[..7].to_string(),
         None => revision.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::table;
+    use crate::status::{ObjectRef, Report, Source, State};
+
+    #[test]
+    fn per_tenant_external_artifacts_are_one_line_and_only_those_not_ready_are_listed() {
+        let source = |kind: &str, name: &str, state: State, revision: Option<&str>| Source {
+            object: ObjectRef {
+                kind: kind.into(),
+                namespace: "flux-system".into(),
+                name: name.into(),
+            },
+            revision: revision.map(str::to_string),
+            state,
+            summary: String::new(),
+        };
+        let report = Report {
+            revision: None,
+            sources: vec![
+                source(
+                    "ExternalArtifact",
+                    "kaas-tenant-acme",
+                    State::Ready,
+                    Some("latest@sha256:aaa"),
+                ),
+                source("ExternalArtifact", "kaas-tenant-globex", State::Missing, None),
+                source("GitRepository", "flux-system", State::Ready, Some("main@sha1:0123456")),
+            ],
+            artifacts: BTreeMap::new(),
+            rows: Vec::new(),
+        };
+        let text = table(&report, false);
+        assert!(
+            text.contains("sources  2 ExternalArtifact (one per tenant): 1 Ready\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("source   ExternalArtifact flux-system/kaas-tenant-globex: Missing at no artifact\n"),
+            "{text}"
+        );
+        assert!(!text.contains("kaas-tenant-acme"), "{text}");
+        assert!(
+            text.contains("source   GitRepository flux-system/flux-system: Ready"),
+            "{text}"
+        );
+        assert!(table(&report, true).contains("kaas-tenant-acme: Ready at latest@sha256:aaa"));
     }
 }

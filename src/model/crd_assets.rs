@@ -130,6 +130,14 @@ pub fn crd_assets(p: &Platform, pins: &ImagePins) -> Vec<CrdAsset> {
             "helm-controller.crds.yaml",
         ),
     ];
+    if let Some(version) = &m.flux_source_watcher {
+        out.push(CrdAsset::release(
+            "flux-source-watcher",
+            ("spec.flux.controllers.sourceWatcher", version),
+            "fluxcd/source-watcher",
+            "source-watcher.crds.yaml",
+        ));
+    }
     for (provider, version) in &p.infrastructure_providers {
         out.push(CrdAsset::release(
             format!("infrastructure-{}", provider.as_str()),

@@ -117,6 +117,43 @@ pub enum Delivery {
     Git,
     /// One OCI artifact per tenant, `<repository>/<tenant>:<tag>`.
     Oci(OciDelivery),
+    /// One ExternalArtifact per tenant, generated from the platform's source by source-watcher's
+    /// ArtifactGenerator (one generator per [`artifact_generator`] group).
+    Artifact(ArtifactDelivery),
+}
+
+/// `spec.flux.delivery.artifact`, with its defaults applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactDelivery {
+    /// Tenant Kustomization interval.
+    pub tenant_interval: String,
+}
+
+/// The most artifacts one ArtifactGenerator may list: `spec.artifacts` has
+/// `+kubebuilder:validation:MaxItems=1000` (fluxcd/source-watcher api/v2 v2.2.4,
+/// `v1beta1/artifactgenerator_types.go`, `ArtifactGeneratorSpec.OutputArtifacts`).
+pub const MAX_GENERATOR_ARTIFACTS: usize = 1000;
+
+/// The kustomize-controller shard of a tenant: `shard<K>`, K in 1..=N from a hash of the name,
+/// so a tenant's shard never depends on the other tenants. `None` without sharding.
+pub fn shard(tenant: &str, shards: u32) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    if shards < 2 {
+        return None;
+    }
+    let digest = Sha256::digest(tenant.as_bytes());
+    let n = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
+    Some(format!("shard{}", n % shards + 1))
+}
+
+/// The ArtifactGenerator that makes `tenant`'s ExternalArtifact (`delivery.mode: artifact`):
+/// `kaas-tenants`, or `kaas-tenants-shard<K>` with `spec.flux.shards` (the tenant's
+/// kustomize-controller shard), so a tenant's generator never depends on the other tenants.
+pub fn artifact_generator(tenant: &str, shards: u32) -> String {
+    match shard(tenant, shards) {
+        Some(s) => format!("kaas-tenants-{s}"),
+        None => "kaas-tenants".into(),
+    }
 }
 
 /// `spec.flux.delivery.oci`, with its defaults applied.
@@ -244,6 +281,8 @@ pub struct ManagementReleases {
     pub flux_kustomize: String,
     /// Flux helm-controller.
     pub flux_helm: String,
+    /// Flux source-watcher (`delivery.mode: artifact` only).
+    pub flux_source_watcher: Option<String>,
 }
 
 /// `spec.backups` with defaults applied.

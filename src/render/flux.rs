@@ -5,8 +5,11 @@ use std::collections::BTreeSet;
 
 use crate::delivery::CONTENT_MEDIA_TYPE;
 use crate::map;
-use crate::model::{Delivery, Model, OciDelivery};
+use crate::model::{Delivery, Model, OciDelivery, artifact_generator};
 use crate::render::node::Node;
+use crate::render::objects::artifact::{
+    ArtifactGenerator, ArtifactGeneratorSpec, CopyOperation, GeneratorSource, OutputArtifact, SOURCE_ALIAS,
+};
 use crate::render::objects::helm::SourceRef;
 use crate::render::objects::kustomize::{Dependency, HealthCheck, HealthCheckExpr, Kustomization, KustomizationSpec};
 use crate::render::objects::oci::{LayerSelector, LocalRef, OciRef, OciRepository, OciRepositorySpec};
@@ -33,17 +36,7 @@ pub fn tenant_oci_repository_file(tenant: &str) -> String {
     format!("ocirepository-{}", tenant_kustomization_name(tenant))
 }
 
-/// The kustomize-controller shard of a tenant: `shard<K>`, K in 1..=N from a hash of the name,
-/// so a tenant's shard never depends on the other tenants. `None` without sharding.
-pub fn shard(tenant: &str, shards: u32) -> Option<String> {
-    use sha2::{Digest, Sha256};
-    if shards < 2 {
-        return None;
-    }
-    let digest = Sha256::digest(tenant.as_bytes());
-    let n = u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
-    Some(format!("shard{}", n % shards + 1))
-}
+pub use crate::model::shard;
 
 /// How soon Flux retries a Kustomization whose apply failed.
 const RETRY_INTERVAL: &str = "2m";
@@ -102,6 +95,69 @@ fn tenant_oci_repository(model: &Model, oci: &OciDelivery, tenant: &str, labels:
     }
 }
 
+/// The ArtifactGenerators of `delivery.mode: artifact`: one per [`artifact_generator`] group
+/// (at most 1,000 tenants, checked with the model), each reading the platform's source as
+/// `@repo` and listing one artifact per tenant, named like the tenant's Kustomization, that holds
+/// `overlays/tenants/<tenant>/` and `base/tenant/` at the paths the overlay's
+/// `../../../base/tenant` expects, so the Kustomization keeps `path: ./overlays/tenants/<tenant>`.
+/// The overlay's input-hash comment is copied too (source-watcher copies files as they are), so
+/// a kaas.yaml edit that re-renders a tenant moves its artifact revision even when its objects
+/// stay the same.
+fn artifact_generators(model: &Model) -> Vec<Object> {
+    let p = &model.platform;
+    let mut groups: std::collections::BTreeMap<String, Vec<&str>> = std::collections::BTreeMap::new();
+    for t in &model.tenants {
+        groups
+            .entry(artifact_generator(&t.name, p.flux_shards))
+            .or_default()
+            .push(&t.name);
+    }
+    groups
+        .into_iter()
+        .map(|(name, mut tenants)| {
+            tenants.sort_unstable();
+            let artifacts = tenants
+                .into_iter()
+                .map(|t| OutputArtifact {
+                    name: tenant_kustomization_name(t),
+                    origin_revision: format!("@{SOURCE_ALIAS}"),
+                    copy: vec![
+                        CopyOperation {
+                            from: format!("@{SOURCE_ALIAS}/overlays/tenants/{t}"),
+                            to: "@artifact/overlays/tenants/".into(),
+                        },
+                        CopyOperation {
+                            from: format!("@{SOURCE_ALIAS}/base/tenant"),
+                            to: "@artifact/base/".into(),
+                        },
+                    ],
+                })
+                .collect();
+            let generator = ArtifactGenerator::new(
+                ObjectMeta::new(
+                    &name,
+                    Some(&p.source_namespace),
+                    map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
+                ),
+                ArtifactGeneratorSpec {
+                    sources: vec![GeneratorSource {
+                        alias: SOURCE_ALIAS.into(),
+                        kind: p.source_kind.clone(),
+                        name: p.source_name.clone(),
+                        namespace: p.source_namespace.clone(),
+                    }],
+                    artifacts,
+                },
+            );
+            Object {
+                kind: "ArtifactGenerator",
+                name,
+                body: to_node(&generator),
+            }
+        })
+        .collect()
+}
+
 /// kstatus calls an object without `status.observedGeneration` and without conditions Current
 /// (fluxcd/cli-utils `pkg/kstatus/status/generic.go`), so a `ControlPlaneProvider` the operator
 /// has not looked at yet would pass the gate before the Kamaji provider's CRDs exist.
@@ -120,8 +176,12 @@ fn provider_ready() -> Vec<HealthCheckExpr> {
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
     let oci = match &p.delivery {
-        Delivery::Git => None,
         Delivery::Oci(o) => Some(o),
+        _ => None,
+    };
+    let artifact = match &p.delivery {
+        Delivery::Artifact(a) => Some(a),
+        _ => None,
     };
     let kustomization =
         |name: &str, path: String, tenant: bool, health_checks: Option<Vec<HealthCheck>>, labels: Node| {
@@ -134,6 +194,17 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                     o.tenant_interval.clone(),
                     SourceRef {
                         kind: "OCIRepository".into(),
+                        name: name.to_string(),
+                        namespace: p.source_namespace.clone(),
+                    },
+                ),
+                // A tenant cut out by an ArtifactGenerator reads its own ExternalArtifact (same
+                // name; kustomize-controller v1.9.4 `api/v1/reference_types.go`,
+                // `CrossNamespaceSourceReference.Kind`, with `--feature-gates=ExternalArtifact=true`).
+                _ if tenant && artifact.is_some() => (
+                    artifact.map(|a| a.tenant_interval.clone()).unwrap_or_default(),
+                    SourceRef {
+                        kind: "ExternalArtifact".into(),
                         name: name.to_string(),
                         namespace: p.source_namespace.clone(),
                     },
@@ -209,6 +280,13 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
             };
             objects.push((t.source_path.clone(), tenant_oci_repository(model, o, &t.name, labels)));
         }
+    }
+    if artifact.is_some() {
+        objects.extend(
+            artifact_generators(model)
+                .into_iter()
+                .map(|o| ("kaas.yaml".to_string(), o)),
+        );
     }
     let mut tree = Tree::new();
     let mut resources = Vec::new();

@@ -230,6 +230,32 @@ pub struct Report {
 
 /// The kind of a per-tenant OCI source.
 const OCI_REPOSITORY: &str = "OCIRepository";
+/// The kind of a per-tenant source cut out by source-watcher (`delivery.mode: artifact`).
+const EXTERNAL_ARTIFACT: &str = "ExternalArtifact";
+/// The artifact metadata key source-watcher writes the source's revision to, for an artifact with
+/// `originRevision` (fluxcd/source-watcher api/v2 v2.2.4 `v1beta1/artifactgenerator_types.go`,
+/// `ArtifactOriginRevisionAnnotation`; set by `setArtifactRevisions` in
+/// `internal/controller/artifactgenerator_controller.go` @ v2.2.1 to the GitRepository's
+/// `<branch>@sha1:<commit>`).
+pub const ORIGIN_REVISION: &str = "org.opencontainers.image.revision";
+
+/// What a tenant on an ExternalArtifact must have applied for `want`: its artifact's revision
+/// (`latest@sha256:<content>`), once the artifact says it was generated from `want` or a later
+/// commit. Its content hash cannot be computed here (it is source-watcher's tarball digest), so
+/// until then nothing is accepted: the row stays Stale, naming what it applied.
+fn external_artifact_want(source: Option<&Value>, want: Option<&Want>) -> Want {
+    const NOT_YET: &str = "(the ExternalArtifact of the revision asked for)";
+    let Some(artifact) = source.map(|o| &o["status"]["artifact"]) else {
+        return Want::new(NOT_YET);
+    };
+    let revision = artifact["revision"].as_str();
+    let origin = artifact["metadata"][ORIGIN_REVISION].as_str();
+    match (revision, want) {
+        (Some(r), None) => Want::new(r),
+        (Some(r), Some(w)) if origin.is_some_and(|o| w.accepts(o)) => Want::new(r),
+        _ => Want::new(NOT_YET),
+    }
+}
 
 /// `entries` against `live`, with `want` the revision asked for, and `artifacts` the revision
 /// each OCI-delivered tenant's source has at that commit (see [`Report::artifacts`]).
@@ -241,9 +267,10 @@ pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>, artifacts: &B
             // A tenant on its own OCIRepository applies `<tag>@sha256:…`, not the commit.
             let oci = e.source.as_ref().is_some_and(|s| s.kind == OCI_REPOSITORY);
             // An artifact revision is content, not history: exactly that one counts.
+            let external = e.source.as_ref().filter(|s| s.kind == EXTERNAL_ARTIFACT);
             let artifact = match (oci, e.tenant.as_ref()) {
                 (true, Some(t)) if want.is_some() => artifacts.get(t).map(|a| Want::new(a.clone())),
-                _ => None,
+                _ => external.map(|s| external_artifact_want(get(s), want)),
             };
             let want = artifact.as_ref().or(want);
             let mut objects = vec![status_of(&e.kustomization, get(&e.kustomization), want, None)];
@@ -323,9 +350,15 @@ fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&Want>, bounds:
 /// The commits the fleet's Kustomizations last applied or attempted (40 hex digits each), for
 /// the shell to ask git which of them descend from the revision asked for.
 pub fn applied_commits(live: &Live) -> BTreeSet<String> {
+    // An ExternalArtifact's origin revision is the commit it was generated from.
+    let origins = live
+        .iter()
+        .filter(|((kind, _, _), _)| kind == EXTERNAL_ARTIFACT)
+        .map(|(_, o)| o["status"]["artifact"]["metadata"][ORIGIN_REVISION].as_str());
     live.iter()
         .filter(|((kind, _, _), _)| kind == "Kustomization")
         .flat_map(|(_, o)| ["lastAppliedRevision", "lastAttemptedRevision"].map(|k| o["status"][k].as_str()))
+        .chain(origins)
         .flatten()
         .map(|r| health::commit_of(r).to_string())
         .filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -513,6 +546,79 @@ mod tests {
                 "Kustomization flux-system/kaas-tenant-globex is Stale: applied latest@sha256:old; ReconciliationSucceeded: ".into()
             )
         );
+    }
+
+    #[test]
+    fn a_tenant_on_an_external_artifact_is_done_once_it_applied_the_artifact_generated_from_the_commit() {
+        let r = |kind: &str, name: &str| ObjectRef {
+            kind: kind.into(),
+            namespace: "flux-system".into(),
+            name: name.into(),
+        };
+        let entries: Vec<Entry> = ["acme", "globex", "initech", "umbrella"]
+            .into_iter()
+            .map(|t| Entry {
+                tenant: Some(t.into()),
+                kustomization: r("Kustomization", &format!("kaas-tenant-{t}")),
+                source: Some(r("ExternalArtifact", &format!("kaas-tenant-{t}"))),
+                objects: Vec::new(),
+                bounds: BTreeMap::new(),
+            })
+            .collect();
+        let ks = |name: &str, applied: &str| {
+            serde_json::json!({"kind": "Kustomization", "metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+                "status": {"observedGeneration": 1, "lastAppliedRevision": applied, "lastAttemptedRevision": applied,
+                           "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded", "message": ""}]}})
+        };
+        // As source-watcher writes them: `latest@<digest>`, the source's revision in the metadata.
+        let ea = |name: &str, digest: &str, origin: &str| {
+            serde_json::json!({"kind": "ExternalArtifact", "metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+                "status": {"artifact": {"revision": format!("latest@{digest}"), "digest": digest,
+                                        "metadata": {ORIGIN_REVISION: format!("main@sha1:{origin}")}},
+                           "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded", "message": ""}]}})
+        };
+        let old = "1111111111111111111111111111111111111111";
+        let new = "2222222222222222222222222222222222222222";
+        let live = live([
+            // Generated from the commit; applied.
+            ea("kaas-tenant-acme", "sha256:aaa", new),
+            ks("kaas-tenant-acme", "latest@sha256:aaa"),
+            // The commit changed it; not applied yet.
+            ea("kaas-tenant-globex", "sha256:g2", new),
+            ks("kaas-tenant-globex", "latest@sha256:g1"),
+            // The generator has not seen the commit yet: what was applied may be out of date.
+            ea("kaas-tenant-initech", "sha256:iii", old),
+            ks("kaas-tenant-initech", "latest@sha256:iii"),
+            // No ExternalArtifact at all.
+            ks("kaas-tenant-umbrella", "latest@sha256:uuu"),
+        ]);
+        let report = assess(&entries, &live, Some(&Want::new(new)), &BTreeMap::new());
+        let state = |n: usize| report.rows[n].objects[0].state;
+        assert_eq!(state(0), State::Ready);
+        assert_eq!(state(1), State::Stale);
+        assert_eq!(state(2), State::Stale);
+        assert_eq!(state(3), State::Stale);
+        assert_eq!(
+            verdict(&report, Gate::Flux),
+            Verdict::Waiting(
+                "Kustomization flux-system/kaas-tenant-globex is Stale: applied latest@sha256:g1; ReconciliationSucceeded: ".into()
+            )
+        );
+        // The sources are reported with their revisions.
+        let sources: Vec<_> = report
+            .sources
+            .iter()
+            .map(|s| (s.object.name.as_str(), s.revision.as_deref()))
+            .collect();
+        assert_eq!(sources[0], ("kaas-tenant-acme", Some("latest@sha256:aaa")));
+        assert_eq!(sources[3], ("kaas-tenant-umbrella", None));
+        // A later commit the generator went on to counts as the one asked for.
+        let mut later = Want::new(old);
+        later.later = applied_commits(&live);
+        assert!(later.later.contains(new), "{:?}", later.later);
+        let report = assess(&entries, &live, Some(&later), &BTreeMap::new());
+        assert_eq!(report.rows[0].objects[0].state, State::Ready);
+        assert_eq!(report.rows[2].objects[0].state, State::Ready);
     }
 
     #[test]

@@ -67,7 +67,7 @@ fn validate_downloads_the_pinned_releases_once_then_works_offline() {
     let mut expected: Vec<String> = EXAMPLE_ASSETS.iter().map(|s| s.to_string()).collect();
     expected.sort();
     assert_eq!(requests(&log), expected, "one download per pinned release asset");
-    // The CRDs of those releases, nothing else: 22 kinds the example's objects use, not the 40
+    // The CRDs of those releases, nothing else: 22 kinds the example's objects use, not the 41
     // of the whole CRD folder.
     assert!(
         first.stderr.contains("68 objects in 75 files against 22 CRDs"),

@@ -10,6 +10,7 @@ mod crash;
 mod crd_fetch;
 mod crd_names;
 mod crd_schema;
+mod delivery_artifact;
 mod errors;
 mod forge;
 mod fuzz;

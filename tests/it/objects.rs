@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 
 use kaas_gitops::render::node::Node;
 use kaas_gitops::render::objects::ObjectMeta;
+use kaas_gitops::render::objects::artifact::{
+    ArtifactGenerator, ArtifactGeneratorSpec, CopyOperation, GeneratorSource, OutputArtifact,
+};
 use kaas_gitops::render::objects::cluster::{
     Bootstrap, ClassRef, Cluster, ClusterNetwork, ClusterSpec, ClusterVariable, ContractRef, ControlPlaneTopology,
     Deletion, LabelSelector, MachineDeployment, MachineDeploymentSpec, MachineDeploymentTopology,
@@ -323,6 +326,30 @@ fn unknown_fields(value: &Value, schema: &Value, path: &str, known: &mut usize, 
     }
 }
 
+/// source-watcher's generator (`delivery.mode: artifact`), checked against the CRD
+/// tests/upstream/artifactgenerator.sh generates.
+fn artifact_generator() -> ArtifactGenerator {
+    ArtifactGenerator::new(
+        meta(),
+        ArtifactGeneratorSpec {
+            sources: vec![GeneratorSource {
+                alias: s("repo"),
+                kind: s("GitRepository"),
+                name: s("flux-system"),
+                namespace: s("flux-system"),
+            }],
+            artifacts: vec![OutputArtifact {
+                name: s("kaas-tenant-acme"),
+                origin_revision: s("@repo"),
+                copy: vec![CopyOperation {
+                    from: s("@repo/base/tenant"),
+                    to: s("@artifact/base/"),
+                }],
+            }],
+        },
+    )
+}
+
 #[test]
 fn every_field_of_every_typed_object_is_in_its_crd() {
     let objects = [
@@ -331,6 +358,7 @@ fn every_field_of_every_typed_object_is_in_its_crd() {
         ("kamajicontrolplanes", serde_json::to_value(kamaji_control_plane())),
         ("helmreleases", serde_json::to_value(helm_release())),
         ("kustomizations", serde_json::to_value(kustomization())),
+        ("artifactgenerators", serde_json::to_value(artifact_generator())),
     ];
     let mut problems = Vec::new();
     for (plural, object) in objects {

@@ -143,6 +143,11 @@ up_assemble() {
   fi
   # The module cache is read-only; the caller may delete or edit its copy.
   chmod -R u+w "$out"
+  # source-watcher's ArtifactGenerator CRD (`delivery.mode: artifact`) has no YAML in any
+  # module the proxy serves: it is generated from the served API module (see that script).
+  if [ "$type" = crd ]; then
+    "$up_here/artifactgenerator.sh" "$out" || up_die "could not generate the ArtifactGenerator CRD"
+  fi
   up_out=""
   echo "$out"
 }

@@ -80,6 +80,9 @@ pub fn validate(
         return Err(errs);
     }
     built.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    if let Some(e) = artifact_generators(platform, &platform_model, built.iter().map(|(t, _)| t.name.as_str())) {
+        return Err(vec![e]);
+    }
     let vips = vips::allocate(&platform_model, &mut built, previous_vips)?;
     let rule_errors: Vec<Vec<Diagnostic>> = built
         .par_iter()
@@ -114,4 +117,40 @@ pub fn validate(
         vips,
         warnings,
     })
+}
+
+/// `delivery.mode: artifact`: no ArtifactGenerator may list more than
+/// [`crate::model::MAX_GENERATOR_ARTIFACTS`] tenants (the API server refuses the object), so a
+/// fleet that outgrows one generator (or a shard of `spec.flux.shards`) is an error at the mode.
+fn artifact_generators<'a>(
+    platform: &Loaded<PlatformFile>,
+    model: &Platform,
+    tenants: impl Iterator<Item = &'a str>,
+) -> Option<Diagnostic> {
+    if !matches!(model.delivery, crate::model::Delivery::Artifact(_)) {
+        return None;
+    }
+    let mut sizes: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut total: usize = 0;
+    for t in tenants {
+        *sizes
+            .entry(crate::model::artifact_generator(t, model.flux_shards))
+            .or_default() += 1;
+        total += 1;
+    }
+    let max = crate::model::MAX_GENERATOR_ARTIFACTS;
+    let (name, n) = sizes.into_iter().find(|(_, n)| *n > max)?;
+    // Shards are a hash of the name: leave room for an uneven spread.
+    let shards = total.div_ceil(max * 9 / 10).max(2);
+    Some(platform
+        .source
+        .error(
+            "spec.flux.delivery.mode",
+            format!(
+                "`mode: artifact` would give the ArtifactGenerator `{name}` {n} tenants; one lists at most {max} artifacts (source-watcher api/v2 `spec.artifacts` MaxItems)"
+            ),
+        )
+        .with_hint(format!(
+            "spread the tenants over generators with `spec.flux.shards: {shards}` (one generator per kustomize-controller shard), or use `mode: oci`"
+        )))
 }

@@ -9,8 +9,8 @@ use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, image, image_or_default
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
-    Chart, Delivery, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, OciDelivery, Platform, Provider,
-    repository_name,
+    ArtifactDelivery, Chart, Delivery, ImageSpec, KubeVersion, LoadBalancer, ManagementReleases, OciDelivery, Platform,
+    Provider, repository_name,
 };
 use crate::spec::load::Loaded;
 use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
@@ -36,7 +36,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
                 .with_hint("write a Go duration such as `10m`, `1h` or `30s`"),
         );
     }
-    let delivery = delivery(src, spec.flux.delivery.as_ref(), &mut errs);
+    let delivery = delivery(src, &spec.flux, &mut errs);
     let kamaji_namespace = spec.kamaji.namespace.clone().unwrap_or_else(|| "kamaji-system".into());
     if kamaji_namespace != "kamaji-system" {
         errs.push(
@@ -432,6 +432,11 @@ fn management_releases(
         Contract::V1beta1 => "v1.10.4",
     };
     let flux = spec.flux.controllers.clone().unwrap_or_default();
+    let artifact = spec
+        .flux
+        .delivery
+        .as_ref()
+        .is_some_and(|d| d.mode == raw::DeliveryMode::Artifact);
     ManagementReleases {
         cluster_api: pick(
             "spec.clusterApi.coreVersion",
@@ -446,6 +451,15 @@ fn management_releases(
         flux_source: pick("spec.flux.controllers.source", flux.source.as_ref(), "v1.9.1"),
         flux_kustomize: pick("spec.flux.controllers.kustomize", flux.kustomize.as_ref(), "v1.9.4"),
         flux_helm: pick("spec.flux.controllers.helm", flux.helm.as_ref(), "v1.6.3"),
+        // source-watcher v2.2.4: the newest release whose API module this project's tests
+        // generate the ArtifactGenerator CRD from (tests/upstream/artifactgenerator.sh).
+        flux_source_watcher: artifact.then(|| {
+            pick(
+                "spec.flux.controllers.sourceWatcher",
+                flux.source_watcher.as_ref(),
+                "v2.2.4",
+            )
+        }),
     }
 }
 
@@ -550,8 +564,35 @@ fn repository_names(src: &Source, charts: &[(&str, &Chart)], errs: &mut Vec<Diag
 /// A Go duration as Flux accepts it: `10m`, `1h30m`, `5s`.
 /// `spec.flux.delivery`, with its defaults. `oci` needs `oci.repository`: a registry host and
 /// a path, no scheme, tag or digest (the tenant name and tag are added to it).
-fn delivery(src: &Source, raw: Option<&raw::Delivery>, errs: &mut Vec<Diagnostic>) -> Delivery {
-    let Some(raw) = raw else { return Delivery::Git };
+fn delivery(src: &Source, flux: &raw::Flux, errs: &mut Vec<Diagnostic>) -> Delivery {
+    let artifact = flux
+        .delivery
+        .as_ref()
+        .is_some_and(|d| d.mode == raw::DeliveryMode::Artifact);
+    if !artifact && flux.controllers.as_ref().is_some_and(|c| c.source_watcher.is_some()) {
+        errs.push(
+            src.error(
+                "spec.flux.controllers.sourceWatcher",
+                "a source-watcher release without `delivery.mode: artifact`",
+            )
+            .with_hint("only `mode: artifact` renders source-watcher's objects: remove the field, or set that mode"),
+        );
+    }
+    let Some(raw) = flux.delivery.as_ref() else {
+        return Delivery::Git;
+    };
+    if raw.artifact.is_some() && raw.mode != raw::DeliveryMode::Artifact {
+        errs.push(
+            src.error(
+                "spec.flux.delivery.artifact",
+                "`artifact` settings without `mode: artifact`",
+            )
+            .with_hint("set `mode: artifact` to deliver tenants as ExternalArtifacts, or remove `artifact`"),
+        );
+    }
+    if raw.mode == raw::DeliveryMode::Artifact {
+        return artifact_delivery(src, flux, raw, errs);
+    }
     match (raw.mode, &raw.oci) {
         (raw::DeliveryMode::Git, None) => Delivery::Git,
         (raw::DeliveryMode::Git, Some(_)) => {
@@ -627,7 +668,71 @@ fn delivery(src: &Source, raw: Option<&raw::Delivery>, errs: &mut Vec<Diagnostic
                 tenant_interval,
             })
         }
+        (raw::DeliveryMode::Artifact, _) => unreachable!("handled above"),
     }
+}
+
+/// `mode: artifact`: source-watcher's ArtifactGenerator cuts one ExternalArtifact per tenant out
+/// of the platform's source. The ExternalArtifact API came with source-controller v1.7.0, and
+/// kustomize-controller reads `sourceRef.kind: ExternalArtifact` from v1.7.0 on (Flux v2.7.0;
+/// fluxcd/source-controller `CHANGELOG.md` 1.7.0, fluxcd/kustomize-controller `CHANGELOG.md`
+/// 1.7.0): older controllers would never apply a tenant.
+fn artifact_delivery(src: &Source, flux: &raw::Flux, raw: &raw::Delivery, errs: &mut Vec<Diagnostic>) -> Delivery {
+    if raw.oci.is_some() {
+        errs.push(
+            src.error("spec.flux.delivery.oci", "`oci` settings with `mode: artifact`")
+                .with_hint("`mode: artifact` needs no registry: remove `oci`, or set `mode: oci`"),
+        );
+    }
+    // `spec.sources[].name`: `^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`, at most 253 (source-watcher api/v2
+    // v2.2.4 `v1beta1/artifactgenerator_types.go`, `SourceReference.Name`): no dots, unlike
+    // other object names.
+    let name = &flux.source_ref.name;
+    let name_ok = name.len() <= 253
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !name_ok {
+        errs.push(
+            src.error(
+                "spec.flux.sourceRef.name",
+                format!("`{name}` cannot be an ArtifactGenerator source (`spec.flux.delivery.mode: artifact`)"),
+            )
+            .with_hint("source-watcher takes source names of lowercase letters, digits and `-` only (no `.`): rename the source, or use `mode: git` or `mode: oci`"),
+        );
+    }
+    let controllers = flux.controllers.clone().unwrap_or_default();
+    for (field, version) in [
+        ("spec.flux.controllers.source", controllers.source.as_ref()),
+        ("spec.flux.controllers.kustomize", controllers.kustomize.as_ref()),
+    ] {
+        let Some(v) = version.and_then(|v| KubeVersion::parse(v).map(|p| (v, p))) else {
+            continue;
+        };
+        if (v.1.major, v.1.minor) < (1, 7) {
+            errs.push(
+                src.error(field, format!("`{}` does not serve ExternalArtifact, which `spec.flux.delivery.mode: artifact` needs", v.0))
+                    .with_hint("the ExternalArtifact API and `sourceRef.kind: ExternalArtifact` need v1.7.0 or later (Flux v2.7); raise the release, or use `mode: git` or `mode: oci`"),
+            );
+        }
+    }
+    let settings = raw
+        .artifact
+        .clone()
+        .unwrap_or(raw::ArtifactDelivery { tenant_interval: None });
+    let tenant_interval = settings.tenant_interval.unwrap_or_else(|| "1h".into());
+    if !is_duration(&tenant_interval) {
+        errs.push(
+            src.error(
+                "spec.flux.delivery.artifact.tenantInterval",
+                format!("`{tenant_interval}` is not a duration"),
+            )
+            .with_hint("write a Go duration such as `1m`, `1h` or `30s`"),
+        );
+    }
+    Delivery::Artifact(ArtifactDelivery { tenant_interval })
 }
 
 /// `host[:port]/path`: a host with a dot, a port or `localhost`, then lowercase path components

@@ -6,6 +6,7 @@
 //! `tests/it/objects.rs` checks every name against the upstream CRD. Free-form parts (labels,
 //! annotations, Helm values, variable values) stay [`Node`]s. One file per API group.
 
+pub mod artifact;
 pub mod cluster;
 pub mod controlplane;
 pub mod helm;

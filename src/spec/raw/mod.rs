@@ -617,9 +617,23 @@ pub struct Delivery {
     /// `git` (default): tenant Kustomizations read `sourceRef`, the whole repository.
     /// `oci`: each tenant reads its own OCIRepository, published by `kaas-gitops publish`, whose
     /// revision moves only when that tenant's rendered content moves.
+    /// `artifact`: each tenant reads its own ExternalArtifact, cut out of the repository's source
+    /// by source-watcher's ArtifactGenerator (Flux >= 2.7; not run end to end by the project's
+    /// tests, see docs/delivery.md).
     pub mode: DeliveryMode,
     /// Settings of `mode: oci` (required there, refused otherwise).
     pub oci: Option<OciDelivery>,
+    /// Settings of `mode: artifact` (optional there, refused otherwise).
+    pub artifact: Option<ArtifactDelivery>,
+}
+
+/// `spec.flux.delivery.artifact`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ArtifactDelivery {
+    /// Reconcile interval of tenant Kustomizations, i.e. drift correction (default `1h`, as
+    /// Flux recommends: a new artifact revision is applied at once, whatever the interval).
+    pub tenant_interval: Option<String>,
 }
 
 /// `spec.flux.delivery.mode`.
@@ -630,6 +644,8 @@ pub enum DeliveryMode {
     Git,
     /// One OCI artifact per tenant.
     Oci,
+    /// One ExternalArtifact per tenant, made by source-watcher's ArtifactGenerator.
+    Artifact,
 }
 
 /// `spec.flux.delivery.oci`.
@@ -663,6 +679,9 @@ pub struct FluxControllers {
     pub kustomize: Option<String>,
     /// helm-controller (default `v1.6.3`).
     pub helm: Option<String>,
+    /// source-watcher, whose ArtifactGenerator CRD `validate` checks against (default `v2.2.4`;
+    /// only with `delivery.mode: artifact`).
+    pub source_watcher: Option<String>,
 }
 
 /// A Flux source reference.
