@@ -241,7 +241,7 @@ pub fn bindings(t: &Tenant) -> Vec<Object> {
 
 /// The Flux Kustomization in the tenant's namespace applying `access/` into the tenant cluster.
 /// It reads the source the tenant's own Kustomization reads (the repository, or the tenant's
-/// OCI artifact, which holds the whole overlay). Until the control plane is up the kubeconfig
+/// OCI or generated artifact, which holds the whole overlay). Until the control plane is up the kubeconfig
 /// Secret is missing and the apply is retried every `retryInterval`. Not ordered after the
 /// CNI: a Kustomization's `dependsOn` names Kustomizations only (kustomize-controller v1.9.4 CRD,
 /// `spec.dependsOn`), not the CNI's HelmRelease, and bindings need no pod network; the admins
@@ -259,6 +259,12 @@ pub fn kustomization(p: &Platform, t: &Tenant) -> Option<Object> {
         },
         Delivery::Oci(_) => SourceRef {
             kind: "OCIRepository".into(),
+            name: crate::render::tenant_kustomization_name(&t.name),
+            namespace: p.source_namespace.clone(),
+        },
+        // The tenant's artifact copies its whole overlay folder, `access/` with it.
+        Delivery::Artifact(_) => SourceRef {
+            kind: "ExternalArtifact".into(),
             name: crate::render::tenant_kustomization_name(&t.name),
             namespace: p.source_namespace.clone(),
         },

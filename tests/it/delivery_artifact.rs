@@ -148,6 +148,19 @@ fn artifact_delivery_renders_one_generator_and_one_artifact_per_tenant_holding_w
                 r.display()
             );
         }
+        // The in-tenant access bindings read the same artifact, which holds their folder.
+        let access = format!("overlays/tenants/{t}/kustomization-{t}-access.yaml");
+        assert!(
+            *t != "acme" || repo.path().join(&access).exists(),
+            "acme has admin groups"
+        );
+        if repo.path().join(&access).exists() {
+            let k = repo.object(&access);
+            assert_eq!(k["spec"]["sourceRef"], ks["spec"]["sourceRef"], "{access}");
+            let folder =
+                Path::new(k["spec"]["path"].as_str().unwrap().trim_start_matches("./")).join("kustomization.yaml");
+            assert!(files.contains(&folder), "{folder:?} in {files:?}");
+        }
         // And nothing of another tenant.
         assert!(
             files
