@@ -306,14 +306,28 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
     }
 }
 
+/// Names the Secret whose change should restart a Deployment, for Stakater Reloader
+/// (stakater/Reloader README, "Secret": the Deployment's own annotation, comma-separated names).
+const RELOAD_ON_SECRET: &str = "secret.reloader.stakater.com/reload";
+
+/// The tenant's cluster-autoscaler on the management cluster, talking to the tenant through its
+/// admin kubeconfig. Kamaji renews that certificate in place (`internal/resources/kubeconfig.go`,
+/// re-created when no longer valid within its threshold) and the Kamaji provider copies it into
+/// `<tenant>-kubeconfig`; the autoscaler's clusterapi provider never re-reads it
+/// (kubernetes/autoscaler#8456), so the Deployment is annotated for Reloader to restart it when
+/// the Secret changes (docs/addons.md says what to run).
 fn autoscaler(p: &Platform, images: &Images, t: &Tenant) -> Object {
     let name = format!("{}-autoscaler", t.name);
     let image = images.get(p.autoscaler_image_for(t.version));
+    let kubeconfig = format!("{}-kubeconfig", t.name);
     let values = map! {
         "fullnameOverride" => &name,
         "cloudProvider" => "clusterapi",
         "clusterAPIMode" => "kubeconfig-incluster",
-        "clusterAPIKubeconfigSecret" => format!("{}-kubeconfig", t.name),
+        "clusterAPIKubeconfigSecret" => &kubeconfig,
+        // cluster-autoscaler chart 9.59.0 `templates/deployment.yaml`: the Deployment's own
+        // annotations, where Reloader looks.
+        "deployment" => map! {"annotations" => map! {RELOAD_ON_SECRET => &kubeconfig}},
         "autoDiscovery" => map! {"clusterName" => &t.name, "namespace" => &t.name},
         "rbac" => map! {"clusterScoped" => false},
         "image" => map! {"repository" => &image.repository, "tag" => image.chart_tag()},

@@ -614,3 +614,31 @@ fn the_management_clusters_domain_reaches_every_etcd_release_and_backup() {
     let release = repo.object("overlays/tenants/acme/helmrelease-acme-etcd.yaml");
     assert!(release["spec"]["values"].get("clusterDomain").is_none());
 }
+
+// Kamaji renews a tenant's admin certificate in place and the Kamaji provider copies it into
+// `<tenant>-kubeconfig`; cluster-autoscaler's clusterapi provider never re-reads it
+// (kubernetes/autoscaler#8456). The rendered values annotate the chart's Deployment for
+// Stakater Reloader, which restarts it when that Secret changes: checked on what the real chart
+// (cluster-autoscaler 9.59.0) makes of them.
+#[test]
+fn the_autoscaler_deployment_is_restarted_by_reloader_when_its_tenant_kubeconfig_changes() {
+    let repo = rendered_example();
+    let release = repo.object("overlays/tenants/globex/helmrelease-globex-autoscaler.yaml");
+    let docs = helm_template(
+        &charts().join("cluster-autoscaler"),
+        "globex-autoscaler",
+        "globex",
+        &release["spec"]["values"],
+    );
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").expect("a Deployment");
+    assert_eq!(
+        deployment["metadata"]["annotations"]["secret.reloader.stakater.com/reload"],
+        "globex-kubeconfig"
+    );
+    // The Secret Reloader watches is the one the pod mounts.
+    let volumes = deployment["spec"]["template"]["spec"]["volumes"].as_array().unwrap();
+    assert!(
+        volumes.iter().any(|v| v["secret"]["secretName"] == "globex-kubeconfig"),
+        "{volumes:?}"
+    );
+}
