@@ -118,10 +118,13 @@ def one_tenant_change(o):
     settle(o)
     grown = oci.reconciled_since(before, oci.reconcile_counts(o.c))
     # The root (flux/) and the platform read git, whose revision is the commit: they reconcile.
-    expected = {"kaas-tenant-acme", "flux-system", "kaas-platform"}
+    # acme's in-tenant bindings (`acme-access`) read acme's artifact too, so they follow it.
+    expected = {"kaas-tenant-acme", "acme-access", "flux-system", "kaas-platform"}
     if "kaas-tenant-acme" not in grown:
         fails.append(f"kaas-tenant-acme did not reconcile: {grown}")
-    others = {n: c for n, c in grown.items() if n not in expected}
+    # Another tenant's `<t>-access` applies through `<t>-kubeconfig`, which this bed never has (no
+    # Kamaji): it fails and is retried every 2 minutes whatever changed, so it says nothing here.
+    others = {n: c for n, c in grown.items() if n not in expected and not n.endswith("-access")}
     if others:
         fails.append(f"other tenants reconciled on a one-tenant change: {others}")
     print(f"  reconciles during the change: {grown}", flush=True)
