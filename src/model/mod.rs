@@ -20,8 +20,8 @@ pub mod upgrade;
 pub mod vips;
 
 pub use crate::spec::raw::{
-    AddonKind, AddonWiring, AddressType, CgroupDriver, Contract, DigestFormat, Provider, ServiceType, TagPattern,
-    TaintEffect,
+    AddonKind, AddonWiring, AddressType, CgroupDriver, Contract, DigestFormat, NodeOs, Provider, ServiceType,
+    TagPattern, TaintEffect,
 };
 pub use addons::{AddonChart, AddonDefaults, AddonImage, TenantAddon};
 pub use providers::{
@@ -265,6 +265,9 @@ pub struct Platform {
     pub management: ManagementReleases,
     /// The OIDC issuers of every tenant API server (`spec.access.oidcIssuers`), by name.
     pub oidc_issuers: Vec<access::OidcIssuer>,
+    /// The Cluster API feature gates the management cluster runs with
+    /// (`spec.clusterApi.featureGates`), when the platform declares them.
+    pub feature_gates: Option<BTreeMap<String, bool>>,
 }
 
 /// The releases the management cluster runs beside what the platform layer installs: their
@@ -586,6 +589,8 @@ pub struct Pool {
     pub proxmox: Option<ProxmoxMachine>,
     /// The kubelet version, when the pool sets its own (else the tenant's).
     pub version: Option<KubeVersion>,
+    /// What the pool's image boots with, which decides the bootstrap format.
+    pub os: NodeOs,
 }
 
 /// A pool's size.

@@ -24,9 +24,9 @@ use sha2::{Digest, Sha256};
 
 use crate::map;
 use crate::model::access::AuthenticationMode;
-use crate::model::{Delivery, Platform, Tenant};
+use crate::model::{Platform, Tenant};
 use crate::render::node::Node;
-use crate::render::objects::helm::{KubeConfig, SecretKeyRef, SourceRef};
+use crate::render::objects::helm::{KubeConfig, SecretKeyRef};
 use crate::render::objects::kustomize::{Kustomization, KustomizationSpec};
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::shared::{tenant_labels, tmeta};
@@ -241,7 +241,7 @@ pub fn bindings(t: &Tenant) -> Vec<Object> {
 
 /// The Flux Kustomization in the tenant's namespace applying `access/` into the tenant cluster.
 /// It reads the source the tenant's own Kustomization reads (the repository, or the tenant's
-/// OCI or generated artifact, which holds the whole overlay). Until the control plane is up the kubeconfig
+/// OCI or generated artifact, which holds the whole overlay), at its interval. Until the control plane is up the kubeconfig
 /// Secret is missing and the apply is retried every `retryInterval`. Not ordered after the
 /// CNI: a Kustomization's `dependsOn` names Kustomizations only (kustomize-controller v1.9.4 CRD,
 /// `spec.dependsOn`), not the CNI's HelmRelease, and bindings need no pod network; the admins
@@ -251,28 +251,14 @@ pub fn kustomization(p: &Platform, t: &Tenant) -> Option<Object> {
         return None;
     }
     let name = format!("{}-access", t.name);
-    let source_ref = match &p.delivery {
-        Delivery::Git => SourceRef {
-            kind: p.source_kind.clone(),
-            name: p.source_name.clone(),
-            namespace: p.source_namespace.clone(),
-        },
-        Delivery::Oci(_) => SourceRef {
-            kind: "OCIRepository".into(),
-            name: crate::render::tenant_kustomization_name(&t.name),
-            namespace: p.source_namespace.clone(),
-        },
-        // The tenant's artifact copies its whole overlay folder, `access/` with it.
-        Delivery::Artifact(_) => SourceRef {
-            kind: "ExternalArtifact".into(),
-            name: crate::render::tenant_kustomization_name(&t.name),
-            namespace: p.source_namespace.clone(),
-        },
-    };
+    // The tenant's own source and interval: its artifact copies the whole overlay folder,
+    // `access/` with it, and at scale this one reconciles as seldom as the tenant's own.
+    let (interval, source_ref) =
+        crate::render::shared::tenant_source(p, &crate::render::tenant_kustomization_name(&t.name));
     let k = Kustomization::new(
         ObjectMeta::new(&name, Some(&t.name), tenant_labels(t)),
         KustomizationSpec {
-            interval: p.interval.clone(),
+            interval,
             path: format!("./overlays/tenants/{}/{ACCESS_DIR}", t.name),
             prune: true,
             health_checks: None,

@@ -185,38 +185,17 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     };
     let kustomization =
         |name: &str, path: String, tenant: bool, health_checks: Option<Vec<HealthCheck>>, labels: Node| {
-            // A tenant delivered as an OCI artifact reads its own OCIRepository (same name),
-            // and is reconciled for drift every `tenantInterval`: a new artifact revision is
-            // applied at once, outside the interval (kustomize-controller v1.9.4,
-            // `docs/spec/v1/kustomizations.md`, "Interval").
-            let (interval, source_ref) = match oci {
-                Some(o) if tenant => (
-                    o.tenant_interval.clone(),
-                    SourceRef {
-                        kind: "OCIRepository".into(),
-                        name: name.to_string(),
-                        namespace: p.source_namespace.clone(),
-                    },
-                ),
-                // A tenant cut out by an ArtifactGenerator reads its own ExternalArtifact (same
-                // name; kustomize-controller v1.9.4 `api/v1/reference_types.go`,
-                // `CrossNamespaceSourceReference.Kind`, with `--feature-gates=ExternalArtifact=true`).
-                _ if tenant && artifact.is_some() => (
-                    artifact.map(|a| a.tenant_interval.clone()).unwrap_or_default(),
-                    SourceRef {
-                        kind: "ExternalArtifact".into(),
-                        name: name.to_string(),
-                        namespace: p.source_namespace.clone(),
-                    },
-                ),
-                _ => (
+            let (interval, source_ref) = if tenant {
+                crate::render::shared::tenant_source(p, name)
+            } else {
+                (
                     p.interval.clone(),
                     SourceRef {
                         kind: p.source_kind.clone(),
                         name: p.source_name.clone(),
                         namespace: p.source_namespace.clone(),
                     },
-                ),
+                )
             };
             let depends = tenant;
             let kustomization = Kustomization::new(

@@ -3,10 +3,11 @@
 //! etcd's names, the controller manager flag of an external cloud provider.
 
 use crate::map;
-use crate::model::Tenant;
+use crate::model::{Delivery, Platform, Tenant};
 use crate::render::meta;
 use crate::render::node::Node;
 use crate::render::objects::cluster::{ClusterNetwork, NetworkRanges};
+use crate::render::objects::helm::SourceRef;
 
 /// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
 pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
@@ -59,3 +60,30 @@ pub fn cluster_network(t: &Tenant) -> ClusterNetwork {
 
 /// The controller manager flag that leaves node and route work to a cloud controller manager.
 pub const CLOUD_PROVIDER_EXTERNAL: &str = "--cloud-provider=external";
+
+/// The source a tenant's Kustomizations read (its own and its `<tenant>-access` one) and the
+/// interval they reconcile at. `name` is the tenant's Kustomization name, which its own
+/// OCIRepository or ExternalArtifact shares. A tenant delivered as an artifact is reconciled for
+/// drift every `tenantInterval`: a new artifact revision is applied at once, outside the
+/// interval (kustomize-controller v1.9.4, `docs/spec/v1/kustomizations.md`, "Interval"); an
+/// ExternalArtifact needs kustomize-controller's `--feature-gates=ExternalArtifact=true`
+/// (`api/v1/reference_types.go`, `CrossNamespaceSourceReference.Kind`).
+pub(crate) fn tenant_source(p: &Platform, name: &str) -> (String, SourceRef) {
+    let own = |kind: &str| SourceRef {
+        kind: kind.into(),
+        name: name.to_string(),
+        namespace: p.source_namespace.clone(),
+    };
+    match &p.delivery {
+        Delivery::Oci(o) => (o.tenant_interval.clone(), own("OCIRepository")),
+        Delivery::Artifact(a) => (a.tenant_interval.clone(), own("ExternalArtifact")),
+        Delivery::Git => (
+            p.interval.clone(),
+            SourceRef {
+                kind: p.source_kind.clone(),
+                name: p.source_name.clone(),
+                namespace: p.source_namespace.clone(),
+            },
+        ),
+    }
+}

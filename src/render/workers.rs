@@ -41,7 +41,7 @@ pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
         memory_mib: pool.memory_mib,
         disk_gib: pool.disk_gib,
     };
-    let machine = providers::machine_spec(&t.infrastructure, &size, pool.proxmox.as_ref());
+    let machine = providers::machine_spec(&t.infrastructure, &size, pool.proxmox.as_ref(), pool.os);
     let infra_spec = map! {"template" => map! {"spec" => machine}};
     let infra_name = template_name(t, pool, &infra_spec);
     let bootstrap_spec = kubeadm_spec(t, pool);
@@ -88,7 +88,7 @@ pub(crate) fn kubelet_labels(pool: &Pool) -> Option<String> {
 }
 
 fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
-    let wiring = providers::node(&t.infrastructure);
+    let wiring = providers::node(&t.infrastructure, pool.os);
     let mut args = wiring.kubelet_args();
     if let Some(labels) = kubelet_labels(pool) {
         args.push(map! {"name" => "node-labels", "value" => labels});
@@ -101,7 +101,7 @@ fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
     let users = if t.ssh_authorized_keys.is_empty() {
         Node::Absent
     } else {
-        seq![map! {"name" => "root", "sshAuthorizedKeys" => &t.ssh_authorized_keys}]
+        seq![map! {"name" => wiring.user.unwrap_or("root"), "sshAuthorizedKeys" => &t.ssh_authorized_keys}]
     };
     // The spec must not be empty (the CRD's `minProperties: 1`); cloud-init is kubeadm's default
     // format, so naming it changes nothing for nodes that need no other settings.
@@ -119,7 +119,9 @@ fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
         "template" => map! {
             "spec" => map! {
                 "format" => format,
+                "ignition" => wiring.ignition_config.map(|c| map! {"containerLinuxConfig" => map! {"additionalConfig" => c}}),
                 "files" => Node::from(wiring.files).or_absent(),
+                "preKubeadmCommands" => Node::from(wiring.pre_kubeadm_commands).or_absent(),
                 "joinConfiguration" => map! {
                     "nodeRegistration" => map! {
                         "name" => wiring.node_name,

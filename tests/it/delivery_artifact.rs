@@ -157,6 +157,7 @@ fn artifact_delivery_renders_one_generator_and_one_artifact_per_tenant_holding_w
         if repo.path().join(&access).exists() {
             let k = repo.object(&access);
             assert_eq!(k["spec"]["sourceRef"], ks["spec"]["sourceRef"], "{access}");
+            assert_eq!(k["spec"]["interval"], ks["spec"]["interval"], "{access}");
             let folder =
                 Path::new(k["spec"]["path"].as_str().unwrap().trim_start_matches("./")).join("kustomization.yaml");
             assert!(files.contains(&folder), "{folder:?} in {files:?}");

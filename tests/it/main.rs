@@ -12,6 +12,7 @@ mod crd_names;
 mod crd_schema;
 mod delivery_artifact;
 mod errors;
+mod flatcar;
 mod forge;
 mod fuzz;
 mod git;

@@ -118,6 +118,11 @@ fn oci_delivery_renders_one_source_per_tenant_and_keeps_the_platform_on_git() {
     assert_eq!(ks["spec"]["path"], "./overlays/tenants/acme");
     assert_eq!(ks["spec"]["interval"], "1h");
     assert_eq!(ks["spec"]["dependsOn"][0]["name"], "kaas-platform");
+    // The in-tenant access bindings read the tenant's artifact, and as seldom: at 1,000 tenants
+    // a 10m interval of theirs would be 100 reconciles a minute.
+    let access = repo.object("overlays/tenants/acme/kustomization-acme-access.yaml");
+    assert_eq!(access["spec"]["sourceRef"], ks["spec"]["sourceRef"]);
+    assert_eq!(access["spec"]["interval"], "1h");
     let platform = repo.object("flux/kustomization-kaas-platform.yaml");
     assert_eq!(platform["spec"]["sourceRef"]["kind"], "GitRepository");
     assert_eq!(platform["spec"]["interval"], "10m");

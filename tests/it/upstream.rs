@@ -416,9 +416,11 @@ fn moving_between_datastores_keeps_both_until_kamaji_migrated() {
 }
 
 // Flatcar boots with Ignition only; the kubeadm bootstrap provider's default is cloud-config
-// (cluster-api v1.14.0 bootstrap/kubeadm; CAPMS v0.8.0 templates use `format: ignition`).
+// (cluster-api v1.14.0 `bootstrap/kubeadm/pkg/ignition/clc/clc.go`). The Hetzner walkthrough
+// boots Flatcar: its pools are rendered `format: ignition`, not refused, and not as cloud-config
+// (tests/it/flatcar.rs reads the rest of the wiring).
 #[test]
-fn a_flatcar_image_is_refused_where_cloud_init_is_rendered() {
+fn a_flatcar_image_renders_its_pools_as_ignition() {
     let repo = Repo::fixture("providers/hetzner");
     let tenant = repo.read("tenants/fsn.yaml");
     let image = tenant
@@ -426,12 +428,14 @@ fn a_flatcar_image_is_refused_where_cloud_init_is_rendered() {
         .find_map(|l| l.split("imageName: ").nth(1))
         .map(|rest| rest.split([',', '}']).next().unwrap().trim().to_string())
         .expect("the fixture names an image");
-    repo.assert_edit_refused(
-        "tenants/fsn.yaml",
-        |t| t.replace(&image, "flatcar-stable-4152"),
-        "tenants/fsn.yaml:",
-        "is a Flatcar image, which boots with Ignition",
-    );
+    repo.write("tenants/fsn.yaml", &tenant.replace(&image, "flatcar-stable-4152"));
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for pool in ["md-0", "burst"] {
+        let kct =
+            repo.object(&repo.file_starting("overlays/tenants/fsn", &format!("kubeadmconfigtemplate-fsn-{pool}-")));
+        assert_eq!(kct["spec"]["template"]["spec"]["format"], "ignition", "{pool}");
+    }
 }
 
 // cluster-api-control-plane-provider-kamaji v0.20.0: config/default/kustomization.yaml labels the

@@ -8,6 +8,7 @@ mod feature_gates;
 mod fields;
 mod kamaji_version;
 pub mod names;
+mod node_os;
 mod platform;
 mod pool_version;
 mod providers;

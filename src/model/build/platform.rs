@@ -359,6 +359,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         backups,
         management,
         oidc_issuers,
+        feature_gates: spec.cluster_api.feature_gates.clone(),
     };
     let gates = super::feature_gates::errors(src, spec.cluster_api.feature_gates.as_ref(), &platform);
     if !gates.is_empty() {

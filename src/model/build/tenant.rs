@@ -629,8 +629,10 @@ fn pools(
             ),
         };
         let version = pool_version(src, &f, w, cp, class.is_some(), platform, errs).or(held);
+        let os = super::node_os::pool(src, &f, w, spec, platform, errs);
         out.push(Pool {
             version,
+            os,
             name: w.name.clone(),
             size,
             cpus,

@@ -2,7 +2,7 @@
 //! tenant short of what upstream expects. Warnings never stop a run.
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{KubeVersion, Platform, Provider, Tenant};
+use crate::model::{KubeVersion, NodeOs, Platform, Provider, Tenant};
 use crate::spec::source::Source;
 
 /// Every warning about `t`.
@@ -10,7 +10,33 @@ pub(crate) fn tenant(src: &Source, p: &Platform, t: &Tenant) -> Vec<Diagnostic> 
     let mut out = Vec::new();
     autoscaler_minor(src, p, t, &mut out);
     cloud_controller_manager(src, p, t, &mut out);
+    ignition_gate(src, p, t, &mut out);
     out
+}
+
+/// A Flatcar pool is rendered `format: ignition`, which the kubeadm bootstrap provider's webhook
+/// refuses unless its `KubeadmBootstrapFormatIgnition` gate is on (see `node_os.rs`). A platform
+/// that declares its gates gets an error there; one that declares none, this warning. metal-stack
+/// is the platform's warning (its provider being installed is enough).
+fn ignition_gate(src: &Source, p: &Platform, t: &Tenant, out: &mut Vec<Diagnostic>) {
+    if p.feature_gates.is_some() || t.provider() == Provider::MetalStack {
+        return;
+    }
+    for (i, pool) in t.pools.iter().enumerate() {
+        if pool.os == NodeOs::Flatcar {
+            out.push(
+                src.warning(
+                    &format!("spec.workers[{i}]"),
+                    format!(
+                        "pool `{}` boots Flatcar with Ignition, which needs Cluster API's feature gate `{}`, off by default: its webhook refuses `format: ignition` unless the kubeadm bootstrap provider runs with it",
+                        pool.name,
+                        super::node_os::IGNITION_GATE
+                    ),
+                )
+                .with_hint(super::node_os::gate_hint()),
+            );
+        }
+    }
 }
 
 /// Upstream releases cluster-autoscaler per Kubernetes minor and supports each release against

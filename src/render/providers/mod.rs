@@ -4,6 +4,7 @@
 //! one dispatches on the model's `Infrastructure` and builds the objects around their specs.
 
 mod aws;
+mod flatcar;
 mod hetzner;
 mod kubevirt;
 mod metal_stack;
@@ -14,7 +15,7 @@ mod proxmox;
 use std::net::IpAddr;
 
 use crate::map;
-use crate::model::{Infrastructure, Provider, ProxmoxMachine, Tenant};
+use crate::model::{Infrastructure, NodeOs, Provider, ProxmoxMachine, Tenant};
 use crate::render::Object;
 use crate::render::node::Node;
 use crate::render::shared::tmeta;
@@ -175,9 +176,9 @@ pub(crate) struct Size {
 
 /// The machine template's `spec.template.spec`. `proxmox` is the pool's merged Proxmox settings
 /// (the block's own when `None`).
-pub(crate) fn machine_spec(infra: &Infrastructure, size: &Size, proxmox: Option<&ProxmoxMachine>) -> Node {
+pub(crate) fn machine_spec(infra: &Infrastructure, size: &Size, proxmox: Option<&ProxmoxMachine>, os: NodeOs) -> Node {
     match infra {
-        Infrastructure::Proxmox(x) => proxmox::machine(proxmox.unwrap_or(&x.machine), size),
+        Infrastructure::Proxmox(x) => proxmox::machine(proxmox.unwrap_or(&x.machine), size, os),
         Infrastructure::Hetzner(x) => hetzner::machine(x, size),
         Infrastructure::Kubevirt(x) => kubevirt::machine(x, size),
         Infrastructure::Nutanix(x) => nutanix::machine(x, size),
@@ -203,6 +204,13 @@ pub(crate) struct NodeWiring {
     pub node_name: Option<&'static str>,
     /// The nodes boot with Ignition instead of cloud-init.
     pub ignition: bool,
+    /// Ignition only: a Container Linux Config merged into what kubeadm's bootstrap writes
+    /// (`ignition.containerLinuxConfig.additionalConfig`).
+    pub ignition_config: Option<&'static str>,
+    /// Commands run before kubeadm.
+    pub pre_kubeadm_commands: Vec<&'static str>,
+    /// The user the tenant's SSH keys go to (`root` when `None`).
+    pub user: Option<&'static str>,
 }
 
 impl NodeWiring {
@@ -222,8 +230,14 @@ impl NodeWiring {
     }
 }
 
-/// The provider's node wiring.
-pub(crate) fn node(infra: &Infrastructure) -> NodeWiring {
+/// The provider's node wiring for a pool whose image boots `os`. The model admits Flatcar
+/// only where it is wired here (`model/build/node_os.rs`).
+pub(crate) fn node(infra: &Infrastructure, os: NodeOs) -> NodeWiring {
+    match (infra, os) {
+        (Infrastructure::Hetzner(x), NodeOs::Flatcar) => return flatcar::hetzner(hetzner::node(x)),
+        (Infrastructure::Proxmox(_), NodeOs::Flatcar) => return flatcar::proxmox(proxmox::node()),
+        _ => {}
+    }
     match infra {
         Infrastructure::Proxmox(_) => proxmox::node(),
         Infrastructure::Hetzner(x) => hetzner::node(x),

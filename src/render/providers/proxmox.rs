@@ -3,7 +3,7 @@
 
 use super::{ClusterContext, ClusterParts, NodeWiring, Size};
 use crate::map;
-use crate::model::{ProxmoxCluster, ProxmoxMachine};
+use crate::model::{NodeOs, ProxmoxCluster, ProxmoxMachine};
 use crate::render::node::Node;
 use crate::seq;
 
@@ -29,9 +29,12 @@ pub(super) fn cluster(px: &ProxmoxCluster, ctx: &ClusterContext<'_>) -> ClusterP
     }
 }
 
-/// `ProxmoxMachineTemplate.spec.template.spec`.
-pub(super) fn machine(m: &ProxmoxMachine, size: &Size) -> Node {
+/// `ProxmoxMachineTemplate.spec.template.spec`. CAPMOX waits for cloud-init to report done
+/// through the QEMU guest agent unless told not to (v0.9.0 `api/v1alpha2`, `checks`): Flatcar
+/// has no cloud-init, so its machines skip that check, as CAPMOX's Flatcar template does.
+pub(super) fn machine(m: &ProxmoxMachine, size: &Size, os: NodeOs) -> Node {
     map! {
+        "checks" => (os == NodeOs::Flatcar).then(|| map! {"skipCloudInitStatus" => true}),
         "sourceNode" => &m.source_node,
         "templateID" => m.template_id,
         "allowedNodes" => &m.allowed_nodes,

@@ -230,7 +230,7 @@ pub(super) fn patches(load_balancer: LoadBalancer, class: &ClusterClass, sel: &S
 /// What the provider needs of the shared templates, the same wiring explicit mode renders.
 fn provider_patch(class: &ClusterClass, sel: &Selectors) -> Option<Node> {
     let cp = providers::control_plane(&class.infrastructure);
-    let node = providers::node(&class.infrastructure);
+    let node = providers::node(&class.infrastructure, crate::model::NodeOs::CloudInit);
     let mut definitions = Vec::new();
     let mut cp_ops = Vec::new();
     if !cp.service_annotations.is_empty() {
@@ -290,9 +290,9 @@ fn provider_patch(class: &ClusterClass, sel: &Selectors) -> Option<Node> {
 /// (`internal/webhooks/cluster.go`, `feature/feature.go`). They follow the provider's patch, which
 /// may have written `joinConfiguration` (an `add` of it here would replace that).
 fn node_patches(class: &ClusterClass, sel: &Selectors) -> Vec<Node> {
-    let node = providers::node(&class.infrastructure);
-    let has_registration = node.node_name.is_some() || !node.kubelet_args().is_empty();
+    let node = providers::node(&class.infrastructure, crate::model::NodeOs::CloudInit);
     let has_args = !node.kubelet_args().is_empty();
+    let has_registration = node.node_name.is_some() || has_args;
     let registration = "/spec/template/spec/joinConfiguration/nodeRegistration";
     let mut out = Vec::new();
     if !has_registration {

@@ -360,6 +360,33 @@ pub struct Worker {
     /// the pool back while the control plane moves ahead. Never newer than the control plane,
     /// at most three minors older. Not in topology mode.
     pub version: Option<String>,
+    /// How the pool's machines boot: `flatcar` (Flatcar Container Linux, configured with
+    /// Ignition) or `cloud-init` (any image with cloud-init). Default: `flatcar` when the
+    /// provider's image name says Flatcar, else `cloud-init`. Hetzner, Proxmox and metal-stack
+    /// pools can be Flatcar. Not in topology mode.
+    pub os: Option<NodeOs>,
+}
+
+/// `workers[].os`: what the pool's image boots with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum NodeOs {
+    /// Flatcar Container Linux: kubeadm's configuration arrives as Ignition.
+    #[serde(rename = "flatcar")]
+    Flatcar,
+    /// An image with cloud-init (Ubuntu, Debian, ...): kubeadm's configuration arrives as
+    /// cloud-config.
+    #[serde(rename = "cloud-init")]
+    CloudInit,
+}
+
+impl NodeOs {
+    /// The value as written in a tenant file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeOs::Flatcar => "flatcar",
+            NodeOs::CloudInit => "cloud-init",
+        }
+    }
 }
 
 /// `workers[].autoscaling`.

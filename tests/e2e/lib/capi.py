@@ -22,7 +22,7 @@ Deployment and cert-manager are replaced by loopback equivalents: the webhook Se
 clientConfig.url, cert-manager's CA injection by a CA this file makes with openssl, the Deployment
 by a local process with the Deployment's own args.
 """
-import atexit, base64, json, os, re, ssl, subprocess, time, urllib.request
+import atexit, base64, json, os, re, ssl, subprocess, time, urllib.parse, urllib.request
 
 import yaml
 
@@ -195,7 +195,17 @@ class CapiBed:
         json.dump(cfg, open(path, "w"))
         return path
 
-    def start_manager(self, name):
+    def restart_manager(self, name, gates):
+        """Stops the manager and starts it again with `gates` on top of its gates (what
+        turning a gate on in the provider's Deployment does: a new Pod with new args)."""
+        p = self.c.procs.pop(name)
+        p.terminate()
+        p.wait(timeout=30)
+        self.start_manager(name, gates)
+        self.c.wait_for(f"{name} /readyz", lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{self.health_ports[name]}/readyz", timeout=2).status == 200, timeout=120)
+
+    def start_manager(self, name, extra_gates=None):
         _, ns, sa = MANAGERS[name]
         args = []
         for a in self.manager_args[name]:
@@ -210,6 +220,7 @@ class CapiBed:
             if a.startswith("--feature-gates="):
                 gates = dict(g.split("=", 1) for g in a.split("=", 1)[1].split(","))
                 gates.update(FEATURE_GATES.get(name, {}))
+                gates.update(extra_gates or {})
                 a = "--feature-gates=" + ",".join(f"{k}={v}" for k, v in gates.items())
             args.append(a)
         args += [f"--kubeconfig={self.sa_kubeconfig(ns, sa)}", f"--webhook-port={self.webhook_ports[name]}",
@@ -507,6 +518,125 @@ def version_bump_rolls(e, new_version="v1.33.5"):
             for m in machines if m["spec"].get("version") != new_version]
 
 
+IGNITION_GATE = "KubeadmBootstrapFormatIgnition"
+
+
+def ignition_files(ign):
+    """{path: text} of an Ignition config's storage.files (their `data:` URLs decoded)."""
+    out = {}
+    for f in ign.get("storage", {}).get("files", []):
+        src = f.get("contents", {}).get("source", "")
+        head, _, body = src.partition(",")
+        out[f["path"]] = (base64.b64decode(body).decode(errors="replace") if head.endswith(";base64")
+                          else urllib.parse.unquote(body))
+    return out
+
+
+def flatcar_pool_gets_ignition(e, pool="flatcar"):
+    """A Flatcar pool (`os: flatcar`) added to the tenant: under upstream's default gates the real
+    kubeadm bootstrap webhook refuses its KubeadmConfigTemplate (`format: ignition`, gate
+    KubeadmBootstrapFormatIgnition, cluster-api v1.14.0 bootstrap/kubeadm/webhooks/admission/
+    kubeadmconfig.go validateIgnition); with the gate on (the manager restarted, as a changed
+    Deployment would be) it is accepted, the core manager makes the pool's Machines and the real
+    kubeadm bootstrap manager writes each one's bootstrap data as Ignition (Secret key `format:
+    ignition`, which CAPMOX reads to choose its injector), carrying the join, kubeadm's drop-in
+    after Flatcar's metadata agent, the envsubst step and the provider ID from CAPMOX's metadata."""
+    f, tenant, port = e.capi_fleet
+    bed = e.capi_bed
+    c = bed.c
+    p = os.path.join(f.dir, "tenants", f"{tenant}.yaml")
+    src = open(p).read()
+    anchor = "  workers:\n"
+    if anchor not in src:
+        return [f"no `workers:` in tenants/{tenant}.yaml"]
+    open(p, "w").write(src.replace(anchor, anchor + f"    - name: {pool}\n      replicas: 1\n      os: flatcar\n", 1))
+    f.render()
+    objs = tenant_objects(f, tenant)
+    kct = next((d for d in objs if d["kind"] == "KubeadmConfigTemplate"
+                and d["metadata"]["name"].startswith(f"{tenant}-{pool}-")), None)
+    if kct is None or kct["spec"]["template"]["spec"].get("format") != "ignition":
+        return [f"the render has no `format: ignition` KubeadmConfigTemplate for pool {pool}: {kct}"]
+    objs.sort(key=lambda d: d["kind"] != "Namespace")
+    apply = lambda: c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",  # noqa: E731
+                              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}), check=False)
+    fails = []
+    r = apply()
+    refusal = "can be set only if the KubeadmBootstrapFormatIgnition feature gate is enabled"
+    if r.returncode == 0 or refusal not in r.stderr:
+        fails.append(f"under upstream's default gates the Flatcar pool was not refused by the bootstrap webhook "
+                     f"(exit {r.returncode}): {r.stderr.strip()[:600]}")
+    else:
+        print(f"  default gates: the bootstrap webhook refuses {kct['metadata']['name']}: {refusal}", flush=True)
+    bed.restart_manager("capi-kubeadm-bootstrap-manager", {IGNITION_GATE: "true"})
+    print(f"  capi-kubeadm-bootstrap-manager restarted with {IGNITION_GATE}=true", flush=True)
+    r = apply()
+    if r.returncode != 0:
+        return fails + [f"with the gate on the Flatcar pool is still refused: {r.stderr.strip()[:800]}"]
+    md = f"{tenant}-{pool}"
+
+    def written():
+        ms = [m for m in c.get("-n", tenant, "machines.cluster.x-k8s.io")["items"]
+              if m["metadata"].get("labels", {}).get("cluster.x-k8s.io/deployment-name") == md]
+        if ms and all(m["spec"]["bootstrap"].get("dataSecretName") for m in ms):
+            return ms
+        return None
+
+    t0 = time.time()
+    try:
+        machines = c.wait_for(f"bootstrap data of pool {pool}'s Machines", written, timeout=180, interval=2)
+    except TimeoutError as ex:
+        return fails + [f"{ex}; {summary(c, tenant)}"]
+    e.r.figure("capi: gate on -> Flatcar pool's Ignition bootstrap data written", f"{time.time() - t0:.1f}s")
+    for m in machines:
+        name = m["spec"]["bootstrap"]["dataSecretName"]
+        data = c.get("-n", tenant, "secret", name)["data"]
+        fmt = base64.b64decode(data.get("format", "")).decode()
+        if fmt != "ignition":
+            fails.append(f"bootstrap data {name}: format {fmt!r}, want ignition")
+            continue
+        try:
+            ign = json.loads(base64.b64decode(data["value"]))
+        except ValueError as ex:
+            fails.append(f"bootstrap data {name} is not Ignition JSON: {ex}")
+            continue
+        files = ignition_files(ign)
+        units = {u["name"]: u for u in ign.get("systemd", {}).get("units", [])}
+        join, script = files.get("/etc/kubeadm.yml", ""), files.get("/etc/kubeadm.sh", "")
+        checks = {
+            "Ignition version 2.x": str(ign.get("ignition", {}).get("version", "")).startswith("2."),
+            "/etc/kubeadm.yml is a JoinConfiguration": "kind: JoinConfiguration" in join,
+            f"the join goes to 127.0.0.1:{port}": f"127.0.0.1:{port}" in join,
+            "the provider ID from CAPMOX's metadata": "proxmox://'${COREOS_CUSTOM_INSTANCE_ID}'" in join,
+            "no cloud-init template left": "{{" not in join,
+            "envsubst before kubeadm": script.find("envsubst < /etc/kubeadm.yml") != -1
+                                       and script.find("envsubst") < script.find("kubeadm join"),
+            "kubeadm.service drop-in after the metadata agent": any(
+                "EnvironmentFile=/run/metadata/flatcar" in d.get("contents", "")
+                for d in units.get("kubeadm.service", {}).get("dropins", [])),
+            "coreos-metadata.service from /etc/proxmox-env": "EnvironmentFile=/etc/proxmox-env"
+                                                             in units.get("coreos-metadata.service", {}).get("contents", ""),
+            "the SSH keys on `core`": any(u.get("name") == "core" and u.get("sshAuthorizedKeys")
+                                          for u in ign.get("passwd", {}).get("users", [])),
+        }
+        bad = [k for k, ok in checks.items() if not ok]
+        if bad:
+            fails.append(f"bootstrap data {name}: {bad}; /etc/kubeadm.yml: {join[:600]}; kubeadm.sh: {script[:400]}")
+        else:
+            print(f"  {m['metadata']['name']}: Secret {name} is Ignition {ign['ignition']['version']} "
+                  f"({len(data['value'])} base64 bytes): {', '.join(checks)}", flush=True)
+        pm = c.get("-n", tenant, "proxmoxmachines.infrastructure.cluster.x-k8s.io", m["spec"]["infrastructureRef"]["name"])
+        if pm["spec"].get("checks", {}).get("skipCloudInitStatus") is not True:
+            fails.append(f"ProxmoxMachine {pm['metadata']['name']} was not cloned with checks.skipCloudInitStatus")
+    others = [k for k in c.get("-n", tenant, "kubeadmconfigs.bootstrap.cluster.x-k8s.io")["items"]
+              if not k["metadata"]["name"].startswith(md) and k["spec"].get("format") == "ignition"]
+    if others:
+        fails.append(f"cloud-init pools' KubeadmConfigs became Ignition: {[k['metadata']['name'] for k in others]}")
+    # The pool's own objects (and the Namespace, which the check skips and counts out).
+    mine = [d for d in objs if d["kind"] == "Namespace" or d["metadata"]["name"].startswith(md)]
+    fails += second_apply_changes_nothing(c, mine)
+    return fails
+
+
 def delete_tenant_runs_finalizers(e):
     """The tenant removed from git: Flux's prune deletes every object its Kustomization applied at
     once, the Namespace included. The real core manager's finalizers run (Cluster -> Machine
@@ -571,6 +701,8 @@ def run(e, r):
         later = (("capi: every tenant's rendered Cluster API objects pass the real webhooks; a second apply changes no spec",
                   every_tenant_through_webhooks),
                  ("capi: a Kubernetes version bump rolls the MachineDeployment to a new MachineSet", version_bump_rolls),
+                 ("capi: a Flatcar pool is refused under default gates; with KubeadmBootstrapFormatIgnition its workers get "
+                  "Ignition bootstrap data from the real kubeadm bootstrap manager", flatcar_pool_gets_ignition),
                  ("capi: the tenant pruned runs CAPI's finalizers and leaves nothing stuck", delete_tenant_runs_finalizers))
         for name, fn in later:
             if ok:
@@ -580,7 +712,7 @@ def run(e, r):
     finally:
         bed = getattr(e, "capi_bed", None)
         if bed is not None:
-            if any(res[1] == "FAIL" for res in r.results[-4:]):
+            if any(res[1] == "FAIL" for res in r.results[-5:]):
                 print(bed.c.tail_logs(30), flush=True)
             bed.c.stop()
 

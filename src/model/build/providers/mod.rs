@@ -162,9 +162,6 @@ pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>)
             .with_hint("drop `endpoint.host`: the Kamaji provider writes the address the load balancer got into the Cluster and the HetznerCluster"),
         );
     }
-    if t.topology.is_none() {
-        flatcar_without_ignition(src, &t.infrastructure, errs);
-    }
     if matches!(t.infrastructure, Infrastructure::MetalStack(_)) && t.topology.is_none() && t.vip.is_none() {
         errs.push(
             src.error("spec.controlPlane.endpoint", "a metal-stack tenant needs a VIP known at render time")
@@ -200,32 +197,6 @@ pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>)
                 .with_hint("the API server listens on `controlPlane.endpoint.port`, which Cluster API and the infrastructure cluster also use: set the port there and drop the flag"),
             );
         }
-    }
-}
-
-/// Flatcar Container Linux boots with Ignition only: it ignores the cloud-config that the
-/// kubeadm bootstrap provider writes by default, and the kubelet's `{{ ds.meta_data.* }}`
-/// provider-ID template is a cloud-init (Jinja) feature that Ignition leaves as literal braces
-/// (cluster-api v1.14.0, `bootstrap/kubeadm/internal/ignition/`, CAPMS v0.8.0
-/// `config/clusterctl-templates/cluster-template.yaml`; Flatcar needs
-/// `KubeadmConfigTemplate.spec.template.spec.format: ignition`). kaas-gitops renders Ignition for
-/// metal-stack only, whose images are Flatcar-ready; for the others a Flatcar image is refused.
-fn flatcar_without_ignition(src: &Source, infra: &Infrastructure, errs: &mut Vec<Diagnostic>) {
-    let (field, image) = match infra {
-        Infrastructure::Hetzner(h) => ("spec.infrastructure.hetzner.imageName", h.image_name.as_str()),
-        Infrastructure::Kubevirt(k) => ("spec.infrastructure.kubevirt.image", k.image.as_str()),
-        Infrastructure::Nutanix(n) => match &n.image {
-            crate::model::NutanixRef::Name(name) => ("spec.infrastructure.nutanix.image", name.as_str()),
-            crate::model::NutanixRef::Uuid(_) => return,
-        },
-        Infrastructure::Packet(p) => ("spec.infrastructure.packet.os", p.os.as_str()),
-        Infrastructure::Proxmox(_) | Infrastructure::MetalStack(_) | Infrastructure::Aws(_) => return,
-    };
-    if image.to_ascii_lowercase().contains("flatcar") {
-        errs.push(
-            src.error(field, format!("`{image}` is a Flatcar image, which boots with Ignition, not the cloud-init kaas-gitops renders for this provider"))
-                .with_hint("use an image with cloud-init (e.g. Ubuntu): Flatcar would ignore the node's kubeadm configuration and never join"),
-        );
     }
 }
 

@@ -1,0 +1,293 @@
+//! Flatcar pools: `workers[].os: flatcar`, or a Hetzner image whose name says Flatcar, renders
+//! the pool's KubeadmConfigTemplate as Ignition with the machine's identity from Flatcar's
+//! metadata agent; the providers kaas-gitops renders with cloud-init only refuse it, and the
+//! kubeadm bootstrap gate it needs is checked. What the real kubeadm bootstrap controller does
+//! with it is the e2e bed's (tests/e2e/lib/capi.py, the Flatcar scenario).
+
+use serde_json::{Value, json};
+
+use crate::common::{Repo, crds_dir, kustomize};
+use crate::crd_schema::Crds;
+
+/// `spec.template.spec` of the KubeadmConfigTemplate of `tenant`'s pool `pool`.
+fn kubeadm(repo: &Repo, tenant: &str, pool: &str) -> Value {
+    let dir = format!("overlays/tenants/{tenant}");
+    let kct = repo.object(&repo.file_starting(&dir, &format!("kubeadmconfigtemplate-{tenant}-{pool}-")));
+    kct["spec"]["template"]["spec"].clone()
+}
+
+fn kubelet_arg<'a>(spec: &'a Value, name: &str) -> Option<&'a str> {
+    spec["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
+        .as_array()?
+        .iter()
+        .find(|a| a["name"] == name)?["value"]
+        .as_str()
+}
+
+/// The systemd units of the pool's Container Linux Config, parsed as data: name -> unit.
+fn units(spec: &Value) -> serde_json::Map<String, Value> {
+    let clc = spec["ignition"]["containerLinuxConfig"]["additionalConfig"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no additionalConfig in {spec:#}"));
+    let clc: Value = serde_saphyr::from_str(clc).unwrap_or_else(|e| panic!("additionalConfig is not YAML: {e}\n{clc}"));
+    clc["systemd"]["units"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no systemd units in {clc:#}"))
+        .iter()
+        .map(|u| (u["name"].as_str().unwrap().to_string(), u.clone()))
+        .collect()
+}
+
+/// kubeadm's drop-in: after Flatcar's metadata agent, with its variables in the environment.
+#[track_caller]
+fn assert_kubeadm_waits_for_metadata(units: &serde_json::Map<String, Value>) {
+    let dropin = units["kubeadm.service"]["dropins"][0]["contents"].as_str().unwrap();
+    for line in [
+        "Requires=coreos-metadata.service",
+        "After=coreos-metadata.service",
+        "EnvironmentFile=/run/metadata/flatcar",
+    ] {
+        assert!(
+            dropin.lines().any(|l| l == line),
+            "no `{line}` in the kubeadm drop-in:\n{dropin}"
+        );
+    }
+}
+
+#[track_caller]
+fn assert_envsubst(spec: &Value) {
+    assert_eq!(
+        spec["preKubeadmCommands"],
+        json!([
+            "envsubst < /etc/kubeadm.yml > /etc/kubeadm.yml.tmp",
+            "mv /etc/kubeadm.yml.tmp /etc/kubeadm.yml"
+        ])
+    );
+}
+
+#[test]
+fn a_hetzner_flatcar_image_renders_ignition_with_the_servers_identity() {
+    let repo = Repo::fixture("providers/hetzner");
+    repo.replace(
+        "tenants/hel.yaml",
+        "      hetznerSecret: hetzner\n",
+        "      hetznerSecret: hetzner\n      imageName: flatcar-stable-4230\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The platform declares no feature gates: a warning at the pool names the gate.
+    assert!(
+        run.stderr.contains("warning: pool `md-0` boots Flatcar with Ignition, which needs Cluster API's feature gate `KubeadmBootstrapFormatIgnition`"),
+        "{}",
+        run.stderr
+    );
+    let spec = kubeadm(&repo, "hel", "md-0");
+    assert_eq!(spec["format"], "ignition");
+    assert_eq!(
+        kubelet_arg(&spec, "provider-id"),
+        Some("hcloud://${COREOS_HETZNER_INSTANCE_ID}")
+    );
+    assert_eq!(kubelet_arg(&spec, "cloud-provider"), Some("external"));
+    assert_eq!(
+        spec["joinConfiguration"]["nodeRegistration"]["name"],
+        "${COREOS_HETZNER_HOSTNAME}"
+    );
+    assert_envsubst(&spec);
+    let units = units(&spec);
+    assert_kubeadm_waits_for_metadata(&units);
+    // Hetzner's metadata agent is Flatcar's own: not replaced.
+    assert!(!units.contains_key("coreos-metadata.service"), "{units:?}");
+    // No cloud-init expression is left for Ignition to keep as literal braces.
+    let text = repo.read(&repo.file_starting("overlays/tenants/hel", "kubeadmconfigtemplate-hel-md-0-"));
+    assert!(!text.contains("{{"), "{text}");
+    // The server image is the Flatcar snapshot; the other tenant stays cloud-init.
+    let machine = repo.object(&repo.file_starting("overlays/tenants/hel", "hcloudmachinetemplate-hel-md-0-"));
+    assert_eq!(machine["spec"]["template"]["spec"]["imageName"], "flatcar-stable-4230");
+    let fsn = kubeadm(&repo, "fsn", "md-0");
+    assert_eq!(fsn["format"], Value::Null);
+    assert_eq!(fsn["ignition"], Value::Null);
+    assert_eq!(
+        kubelet_arg(&fsn, "provider-id"),
+        Some("hcloud://{{ ds.meta_data.instance_id }}")
+    );
+
+    let report = Crds::load(&crds_dir()).check_dir(&repo.path().join("overlays/tenants/hel"));
+    assert!(report.errors.is_empty(), "{}", report.errors.join("\n"));
+    let built = kustomize(&repo.path().join("overlays/tenants/hel"));
+    assert_eq!(built.code, 0, "{}", built.stderr);
+}
+
+#[test]
+fn a_proxmox_pool_says_flatcar_and_reads_capmox_identity() {
+    let repo = Repo::example();
+    repo.replace(
+        "tenants/acme.yaml",
+        "    - name: md-0\n      replicas: 2\n",
+        "    - name: md-0\n      replicas: 2\n      os: flatcar\n",
+    );
+    repo.write(
+        "kaas.yaml",
+        &repo.read("kaas.yaml").replace(
+            "  clusterApi:\n",
+            "  clusterApi:\n    featureGates: {KubeadmBootstrapFormatIgnition: true}\n",
+        ),
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("KubeadmBootstrapFormatIgnition"), "{}", run.stderr);
+    let spec = kubeadm(&repo, "acme", "md-0");
+    assert_eq!(spec["format"], "ignition");
+    assert_eq!(
+        kubelet_arg(&spec, "provider-id"),
+        Some("proxmox://'${COREOS_CUSTOM_INSTANCE_ID}'")
+    );
+    assert_eq!(spec["joinConfiguration"]["nodeRegistration"]["name"], Value::Null);
+    assert_eq!(spec["users"][0]["name"], "core");
+    assert!(
+        spec["users"][0]["sshAuthorizedKeys"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("ssh-ed25519 ")
+    );
+    assert_envsubst(&spec);
+    let units = units(&spec);
+    assert_kubeadm_waits_for_metadata(&units);
+    // CAPMOX writes the identity to /etc/proxmox-env; this agent copies it where kubeadm reads.
+    let agent = units["coreos-metadata.service"]["contents"].as_str().unwrap();
+    assert!(
+        agent.lines().any(|l| l == "EnvironmentFile=/etc/proxmox-env"),
+        "{agent}"
+    );
+    assert!(agent.contains("env > /run/metadata/flatcar"), "{agent}");
+    // CAPMOX must not wait for a cloud-init that Flatcar does not run.
+    let machine = repo.object(&repo.file_starting("overlays/tenants/acme", "proxmoxmachinetemplate-acme-md-0-"));
+    assert_eq!(
+        machine["spec"]["template"]["spec"]["checks"],
+        json!({"skipCloudInitStatus": true})
+    );
+    // Another tenant's pools stay cloud-init, without the check skipped.
+    let initech = kubeadm(&repo, "initech", "md-0");
+    assert_eq!(initech["format"], Value::Null);
+    assert_eq!(initech["ignition"], Value::Null);
+    assert_eq!(
+        kubelet_arg(&initech, "provider-id"),
+        Some("proxmox://'{{ ds.meta_data.instance_id }}'")
+    );
+    let other = repo.object(&repo.file_starting("overlays/tenants/initech", "proxmoxmachinetemplate-initech-md-0-"));
+    assert_eq!(other["spec"]["template"]["spec"]["checks"], Value::Null);
+
+    let report = Crds::load(&crds_dir()).check_dir(&repo.path().join("overlays/tenants/acme"));
+    assert!(report.errors.is_empty(), "{}", report.errors.join("\n"));
+}
+
+#[test]
+fn flatcar_where_it_is_not_rendered_or_contradicted_is_refused_at_its_line() {
+    let repo = Repo::fixture("providers/hetzner");
+    repo.assert_edit_refused(
+        "tenants/hel.yaml",
+        |t| {
+            t.replace(
+                "      hetznerSecret: hetzner\n",
+                "      hetznerSecret: hetzner\n      imageName: flatcar-stable\n",
+            )
+            .replace("      replicas: 1\n", "      replicas: 1\n      os: cloud-init\n")
+        },
+        "tenants/hel.yaml:15:18",
+        "`flatcar-stable` is a Flatcar image, which boots with Ignition, and `spec.workers[0].os` says `cloud-init`",
+    );
+
+    let repo = Repo::fixture("providers/kubevirt");
+    let tenant = std::fs::read_dir(repo.path().join("tenants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".yaml"))
+        .unwrap();
+    let rel = format!("tenants/{tenant}");
+    let text = repo.read(&rel);
+    let line = text.lines().position(|l| l.trim_start().starts_with("image:")).unwrap() + 1;
+    let stderr = repo.assert_edit_refused(
+        &rel,
+        |t| {
+            let old = t.lines().find(|l| l.trim_start().starts_with("image:")).unwrap();
+            let indent = &old[..old.len() - old.trim_start().len()];
+            t.replace(old, &format!("{indent}image: quay.io/kinvolk/flatcar-kubevirt:stable"))
+        },
+        &format!("{rel}:{line}:"),
+        "Flatcar pools are not rendered for `kubevirt`",
+    );
+    assert!(stderr.contains("hetzner, proxmox and metal-stack"), "{stderr}");
+
+    let repo = Repo::fixture("providers/metal-stack");
+    let tenant = std::fs::read_dir(repo.path().join("tenants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".yaml"))
+        .unwrap();
+    let rel = format!("tenants/{tenant}");
+    let text = repo.read(&rel);
+    let replicas = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("replicas:"))
+        .unwrap()
+        .to_string();
+    let indent = replicas[..replicas.len() - replicas.trim_start().len()].to_string();
+    repo.assert_edit_refused(
+        &rel,
+        |t| t.replacen(&replicas, &format!("{replicas}\n{indent}os: cloud-init"), 1),
+        &format!("{rel}:"),
+        "metal-stack machines boot with Ignition, not cloud-init",
+    );
+}
+
+#[test]
+fn a_declared_gate_list_without_ignition_refuses_the_flatcar_pool() {
+    let repo = Repo::example();
+    repo.write(
+        "kaas.yaml",
+        &repo.read("kaas.yaml").replace(
+            "  clusterApi:\n",
+            "  clusterApi:\n    featureGates: {ClusterTopology: true}\n",
+        ),
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let stderr = repo.assert_edit_refused(
+        "tenants/acme.yaml",
+        |t| {
+            t.replace(
+                "    - name: md-0\n      replicas: 2\n",
+                "    - name: md-0\n      replicas: 2\n      os: flatcar\n",
+            )
+        },
+        "tenants/acme.yaml:36:11",
+        "a Flatcar pool needs Cluster API's feature gate `KubeadmBootstrapFormatIgnition`",
+    );
+    assert!(
+        stderr.contains("EXP_KUBEADM_BOOTSTRAP_FORMAT_IGNITION=true"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn os_in_topology_mode_is_refused() {
+    let repo = Repo::fixture("topology");
+    let tenant = std::fs::read_dir(repo.path().join("tenants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .find(|n| repo.read(&format!("tenants/{n}")).contains("  topology:"))
+        .expect("a topology tenant in the fixture");
+    let rel = format!("tenants/{tenant}");
+    let text = repo.read(&rel);
+    let name = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("- name:"))
+        .unwrap()
+        .to_string();
+    let indent = " ".repeat(name.len() - name.trim_start().len() + 2);
+    repo.assert_edit_refused(
+        &rel,
+        |t| t.replacen(&name, &format!("{name}\n{indent}os: flatcar"), 1),
+        &format!("{rel}:"),
+        "`os: flatcar` on a pool of a topology tenant",
+    );
+}
