@@ -65,6 +65,46 @@ fn assert_envsubst(spec: &Value) {
     );
 }
 
+/// `tenants/<name>.yaml` of the first tenant file (by name) whose text `matches`.
+fn tenant_file(repo: &Repo, matches: impl Fn(&str) -> bool) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(repo.path().join("tenants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| format!("tenants/{n}"))
+        .find(|rel| matches(&repo.read(rel)))
+        .expect("a tenant file of the fixture matches")
+}
+
+/// The first line of `text` that starts (after its indent) with `key`, and its indent.
+fn line_of<'a>(text: &'a str, key: &str) -> (&'a str, usize) {
+    let line = text.lines().find(|l| l.trim_start().starts_with(key)).unwrap();
+    (line, line.len() - line.trim_start().len())
+}
+
+/// `text` with `added` on a new line after the first line starting with `key`, `deeper` columns
+/// further in.
+fn add_after(text: &str, key: &str, deeper: usize, added: &str) -> String {
+    let (line, indent) = line_of(text, key);
+    text.replacen(line, &format!("{line}\n{}{added}", " ".repeat(indent + deeper)), 1)
+}
+
+/// kaas.yaml declaring the Cluster API feature gates `gates` (a YAML flow map).
+fn declare_gates(repo: &Repo, gates: &str) {
+    let text = repo.read("kaas.yaml");
+    repo.write(
+        "kaas.yaml",
+        &text.replace(
+            "  clusterApi:\n",
+            &format!("  clusterApi:\n    featureGates: {gates}\n"),
+        ),
+    );
+}
+
 #[test]
 fn a_hetzner_flatcar_image_renders_ignition_with_the_servers_identity() {
     let repo = Repo::fixture("providers/hetzner");
@@ -125,13 +165,7 @@ fn a_proxmox_pool_says_flatcar_and_reads_capmox_identity() {
         "    - name: md-0\n      replicas: 2\n",
         "    - name: md-0\n      replicas: 2\n      os: flatcar\n",
     );
-    repo.write(
-        "kaas.yaml",
-        &repo.read("kaas.yaml").replace(
-            "  clusterApi:\n",
-            "  clusterApi:\n    featureGates: {KubeadmBootstrapFormatIgnition: true}\n",
-        ),
-    );
+    declare_gates(&repo, "{KubeadmBootstrapFormatIgnition: true}");
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("KubeadmBootstrapFormatIgnition"), "{}", run.stderr);
@@ -197,20 +231,17 @@ fn flatcar_where_it_is_not_rendered_or_contradicted_is_refused_at_its_line() {
     );
 
     let repo = Repo::fixture("providers/kubevirt");
-    let tenant = std::fs::read_dir(repo.path().join("tenants"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .find(|n| n.ends_with(".yaml"))
-        .unwrap();
-    let rel = format!("tenants/{tenant}");
+    let rel = tenant_file(&repo, |_| true);
     let text = repo.read(&rel);
     let line = text.lines().position(|l| l.trim_start().starts_with("image:")).unwrap() + 1;
     let stderr = repo.assert_edit_refused(
         &rel,
         |t| {
-            let old = t.lines().find(|l| l.trim_start().starts_with("image:")).unwrap();
-            let indent = &old[..old.len() - old.trim_start().len()];
-            t.replace(old, &format!("{indent}image: quay.io/kinvolk/flatcar-kubevirt:stable"))
+            let (old, indent) = line_of(t, "image:");
+            t.replace(
+                old,
+                &format!("{}image: quay.io/kinvolk/flatcar-kubevirt:stable", " ".repeat(indent)),
+            )
         },
         &format!("{rel}:{line}:"),
         "Flatcar pools are not rendered for `kubevirt`",
@@ -218,22 +249,10 @@ fn flatcar_where_it_is_not_rendered_or_contradicted_is_refused_at_its_line() {
     assert!(stderr.contains("hetzner, proxmox and metal-stack"), "{stderr}");
 
     let repo = Repo::fixture("providers/metal-stack");
-    let tenant = std::fs::read_dir(repo.path().join("tenants"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .find(|n| n.ends_with(".yaml"))
-        .unwrap();
-    let rel = format!("tenants/{tenant}");
-    let text = repo.read(&rel);
-    let replicas = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("replicas:"))
-        .unwrap()
-        .to_string();
-    let indent = replicas[..replicas.len() - replicas.trim_start().len()].to_string();
+    let rel = tenant_file(&repo, |_| true);
     repo.assert_edit_refused(
         &rel,
-        |t| t.replacen(&replicas, &format!("{replicas}\n{indent}os: cloud-init"), 1),
+        |t| add_after(t, "replicas:", 0, "os: cloud-init"),
         &format!("{rel}:"),
         "metal-stack machines boot with Ignition, not cloud-init",
     );
@@ -242,13 +261,7 @@ fn flatcar_where_it_is_not_rendered_or_contradicted_is_refused_at_its_line() {
 #[test]
 fn a_declared_gate_list_without_ignition_refuses_the_flatcar_pool() {
     let repo = Repo::example();
-    repo.write(
-        "kaas.yaml",
-        &repo.read("kaas.yaml").replace(
-            "  clusterApi:\n",
-            "  clusterApi:\n    featureGates: {ClusterTopology: true}\n",
-        ),
-    );
+    declare_gates(&repo, "{ClusterTopology: true}");
     assert_eq!(repo.run(&["render"]).code, 0);
     let stderr = repo.assert_edit_refused(
         "tenants/acme.yaml",
@@ -270,23 +283,10 @@ fn a_declared_gate_list_without_ignition_refuses_the_flatcar_pool() {
 #[test]
 fn os_in_topology_mode_is_refused() {
     let repo = Repo::fixture("topology");
-    let tenant = std::fs::read_dir(repo.path().join("tenants"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".yaml"))
-        .find(|n| repo.read(&format!("tenants/{n}")).contains("  topology:"))
-        .expect("a topology tenant in the fixture");
-    let rel = format!("tenants/{tenant}");
-    let text = repo.read(&rel);
-    let name = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("- name:"))
-        .unwrap()
-        .to_string();
-    let indent = " ".repeat(name.len() - name.trim_start().len() + 2);
+    let rel = tenant_file(&repo, |t| t.contains("  topology:"));
     repo.assert_edit_refused(
         &rel,
-        |t| t.replacen(&name, &format!("{name}\n{indent}os: flatcar"), 1),
+        |t| add_after(t, "- name:", 2, "os: flatcar"),
         &format!("{rel}:"),
         "`os: flatcar` on a pool of a topology tenant",
     );

@@ -14,11 +14,11 @@
 
 use super::NodeWiring;
 
-/// kubeadm waits for Flatcar's metadata agent and sees its variables.
-const KUBEADM_AFTER_METADATA: &str = "\
-systemd:
-  units:
-    - name: kubeadm.service
+/// The `kubeadm.service` drop-in: kubeadm waits for Flatcar's metadata agent and sees its
+/// variables. A macro, so that both configurations below can `concat!` it.
+macro_rules! kubeadm_after_metadata {
+    () => {
+        "    - name: kubeadm.service
       dropins:
         - name: 10-flatcar.conf
           contents: |
@@ -28,7 +28,12 @@ systemd:
             After=coreos-metadata.service
             [Service]
             EnvironmentFile=/run/metadata/flatcar
-";
+"
+    };
+}
+
+/// Where Flatcar's own metadata agent knows the platform (Hetzner).
+const KUBEADM_AFTER_METADATA: &str = concat!("systemd:\n  units:\n", kubeadm_after_metadata!());
 
 /// Proxmox has no metadata service Afterburn knows: CAPMOX writes the machine's identity to
 /// `/etc/proxmox-env` in the Ignition it hands the VM (`COREOS_CUSTOM_HOSTNAME`,
@@ -36,8 +41,8 @@ systemd:
 /// `getProxmoxEnvContent`, used when the bootstrap Secret's `format` is `ignition`,
 /// `internal/service/vmservice/bootstrap.go`), and this `coreos-metadata.service` copies it to
 /// where kubeadm's drop-in reads it.
-const PROXMOX_METADATA: &str = "\
-systemd:
+const PROXMOX_METADATA: &str = concat!(
+    "systemd:
   units:
     - name: coreos-metadata.service
       contents: |
@@ -55,17 +60,9 @@ systemd:
         ExecStart=/bin/bash -c 'env > /run/metadata/flatcar'
         [Install]
         WantedBy=multi-user.target
-    - name: kubeadm.service
-      dropins:
-        - name: 10-flatcar.conf
-          contents: |
-            [Unit]
-            # kubeadm's configuration names variables of /run/metadata/flatcar.
-            Requires=coreos-metadata.service
-            After=coreos-metadata.service
-            [Service]
-            EnvironmentFile=/run/metadata/flatcar
-";
+",
+    kubeadm_after_metadata!()
+);
 
 /// Fills the metadata variables into kubeadm's configuration before kubeadm reads it.
 const ENVSUBST: [&str; 2] = [

@@ -234,18 +234,15 @@ impl NodeWiring {
 /// only where it is wired here (`model/build/node_os.rs`).
 pub(crate) fn node(infra: &Infrastructure, os: NodeOs) -> NodeWiring {
     match (infra, os) {
-        (Infrastructure::Hetzner(x), NodeOs::Flatcar) => return flatcar::hetzner(hetzner::node(x)),
-        (Infrastructure::Proxmox(_), NodeOs::Flatcar) => return flatcar::proxmox(proxmox::node()),
-        _ => {}
-    }
-    match infra {
-        Infrastructure::Proxmox(_) => proxmox::node(),
-        Infrastructure::Hetzner(x) => hetzner::node(x),
-        Infrastructure::Kubevirt(_) => kubevirt::node(),
-        Infrastructure::Nutanix(_) => nutanix::node(),
-        Infrastructure::MetalStack(_) => metal_stack::node(),
-        Infrastructure::Packet(_) => packet::node(),
-        Infrastructure::Aws(_) => aws::node(),
+        (Infrastructure::Proxmox(_), NodeOs::Flatcar) => flatcar::proxmox(proxmox::node()),
+        (Infrastructure::Proxmox(_), _) => proxmox::node(),
+        (Infrastructure::Hetzner(x), NodeOs::Flatcar) => flatcar::hetzner(hetzner::node(x)),
+        (Infrastructure::Hetzner(x), _) => hetzner::node(x),
+        (Infrastructure::Kubevirt(_), _) => kubevirt::node(),
+        (Infrastructure::Nutanix(_), _) => nutanix::node(),
+        (Infrastructure::MetalStack(_), _) => metal_stack::node(),
+        (Infrastructure::Packet(_), _) => packet::node(),
+        (Infrastructure::Aws(_), _) => aws::node(),
     }
 }
 

@@ -106,8 +106,11 @@ class CapiBed:
         for name in MANAGERS:
             self.start_manager(name)
         for name in MANAGERS:
-            self.c.wait_for(f"{name} /readyz", lambda n=name: urllib.request.urlopen(
-                f"http://127.0.0.1:{self.health_ports[n]}/readyz", timeout=2).status == 200, timeout=120)
+            self.wait_ready(name)
+
+    def wait_ready(self, name):
+        self.c.wait_for(f"{name} /readyz", lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{self.health_ports[name]}/readyz", timeout=2).status == 200, timeout=120)
 
     def established(self):
         pending = [c["metadata"]["name"] for c in self.c.get("crd")["items"]
@@ -202,8 +205,7 @@ class CapiBed:
         p.terminate()
         p.wait(timeout=30)
         self.start_manager(name, gates)
-        self.c.wait_for(f"{name} /readyz", lambda: urllib.request.urlopen(
-            f"http://127.0.0.1:{self.health_ports[name]}/readyz", timeout=2).status == 200, timeout=120)
+        self.wait_ready(name)
 
     def start_manager(self, name, extra_gates=None):
         _, ns, sa = MANAGERS[name]
