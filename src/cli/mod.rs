@@ -224,8 +224,9 @@ pub enum Command {
     ///
     /// Exit 0 when they are; 1 as soon as one has failed at that revision, or at the timeout,
     /// naming the object and its message; 2 when the cluster cannot be read. --reconcile first
-    /// asks Flux to fetch the source and reconcile them now, as `flux reconcile` does. The step
-    /// after a merge in CI (docs/status.md).
+    /// asks Flux to fetch now what is behind the revision, and only that (a source not at it, a
+    /// Kustomization whose source is), as `flux reconcile` does. The step after a merge (and
+    /// after `publish`) in CI (docs/status.md).
     Wait(WaitArgs),
     /// Print a kubeconfig for a person to log in to a tenant cluster with the company's identity.
     ///
@@ -357,8 +358,10 @@ pub struct WaitArgs {
     /// How long to wait, e.g. `90s`, `10m`.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = humantime::parse_duration)]
     pub timeout: std::time::Duration,
-    /// Ask Flux to fetch the source and reconcile the Kustomizations now (the
-    /// `reconcile.fluxcd.io/requestedAt` annotation, as `flux reconcile` sets it).
+    /// Ask Flux now, with the `reconcile.fluxcd.io/requestedAt` annotation `flux reconcile` sets,
+    /// to fetch each source that is behind the revision (the GitRepository, a changed tenant's
+    /// OCIRepository) and to reconcile each Kustomization whose source has it but which has not
+    /// applied it. Nothing already at the revision is asked: that would re-apply it.
     #[arg(long)]
     pub reconcile: bool,
     /// Wait only until Flux applied the revision (Kustomizations and HelmReleases Ready), not

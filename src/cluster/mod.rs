@@ -187,7 +187,7 @@ impl ClusterError {
                 "check that the cluster is up and that this machine reaches it (VPN, proxy), or pick another `--context`".into()
             }
             ClusterError::Forbidden { .. } => {
-                "`status` needs get and list on Flux Kustomizations, GitRepositories and HelmReleases and on Cluster API Clusters, KamajiControlPlanes and MachineDeployments; `wait --reconcile` also needs patch on Kustomizations and GitRepositories".into()
+                "`status` needs get and list on Flux Kustomizations, GitRepositories and HelmReleases and on Cluster API Clusters, KamajiControlPlanes and MachineDeployments; `wait --reconcile` also needs patch on Kustomizations, GitRepositories and OCIRepositories".into()
             }
             ClusterError::NoApi { kind, .. } if kind.starts_with("Kustom") || kind.starts_with("Helm") || kind.starts_with("Git") => {
                 "install Flux on the management cluster, or pick the right `--context`".into()

@@ -46,45 +46,12 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         );
         return Ok(ExitStatus::Failure);
     };
-    if args.reconcile {
-        let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-        let mut sources: Vec<_> = entries
-            .iter()
-            .filter_map(|e| e.source.as_ref())
-            .filter(|s| s.kind == GIT_REPOSITORY.kind || s.kind == OCI_REPOSITORY.kind)
-            .collect();
-        sources.sort();
-        sources.dedup();
-        let asks = sources
-            .into_iter()
-            .map(|s| {
-                let kind = if s.kind == OCI_REPOSITORY.kind {
-                    OCI_REPOSITORY
-                } else {
-                    GIT_REPOSITORY
-                };
-                (kind, s)
-            })
-            .chain(entries.iter().map(|e| (KUSTOMIZATION, &e.kustomization)));
-        for (kind, o) in asks {
-            match cluster.request_reconcile(kind, &o.namespace, &o.name, &at) {
-                // Not there yet (a tenant just added): the source's new artifact makes its
-                // parent Kustomization create it, and kustomize-controller reconciles every
-                // Kustomization of a source whose revision changed.
-                Err(ClusterError::Api { code: 404, .. }) | Ok(()) => {}
-                Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
-            }
-        }
-        printer.status(&format!(
-            "asked Flux to reconcile {} Kustomization(s) now",
-            entries.len()
-        ));
-    }
     let gate = if args.flux_only { Gate::Flux } else { Gate::Cluster };
     let workspace = Workspace::open(repo).ok();
     let mut want = Want::new(want);
     let mut asked = std::collections::BTreeSet::new();
     let mut said = String::new();
+    let mut reconciled = false;
     loop {
         let (live, _) = match cluster::read::fleet(&cluster, &entries) {
             Ok(l) => l,
@@ -98,6 +65,12 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             want.later.extend(ws.descendants_of(&want.revision, &new));
         }
         asked.extend(new);
+        if args.reconcile && !reconciled {
+            reconciled = true;
+            if let Err(e) = request_reconciles(printer, &cluster, &entries, &live, &want, &artifacts) {
+                return Ok(report_cluster_error(printer, args.output.format, &e));
+            }
+        }
         let report = status::assess(&entries, &live, Some(&want), &artifacts);
         let verdict = status::verdict(&report, gate);
         let elapsed = started.elapsed();
@@ -142,6 +115,43 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
                 .max(Duration::from_millis(100)),
         );
     }
+}
+
+/// `--reconcile`: asks Flux to reconcile now what is behind the revision, and only that
+/// ([`status::reconcile::requests`]), once, after the first look at the cluster.
+fn request_reconciles(
+    printer: &Printer,
+    cluster: &cluster::Cluster,
+    entries: &[status::Entry],
+    live: &status::Live,
+    want: &Want,
+    artifacts: &std::collections::BTreeMap<String, String>,
+) -> Result<(), ClusterError> {
+    let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let asks = status::reconcile::requests(entries, live, want, artifacts);
+    for o in &asks {
+        let kind = match o.kind.as_str() {
+            "GitRepository" => GIT_REPOSITORY,
+            "OCIRepository" => OCI_REPOSITORY,
+            _ => KUSTOMIZATION,
+        };
+        match cluster.request_reconcile(kind, &o.namespace, &o.name, &at) {
+            // Gone since the look (a tenant just deleted): nothing to ask.
+            Err(ClusterError::Api { code: 404, .. }) | Ok(()) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let sources = asks.iter().filter(|o| o.kind != "Kustomization").count();
+    printer.status(&if asks.is_empty() {
+        "nothing to ask Flux to reconcile: every source is at the revision".to_string()
+    } else {
+        format!(
+            "asked Flux to reconcile {} source(s) and {} Kustomization(s) now (only what is behind the revision)",
+            sources,
+            asks.len() - sources
+        )
+    });
+    Ok(())
 }
 
 fn finish(printer: &Printer, format: Format, report: &Report, status: ExitStatus, line: &str) {

@@ -3,6 +3,7 @@
 //! terms. Pure: the caller reads the files and the cluster.
 
 pub mod health;
+pub mod reconcile;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,6 +39,13 @@ pub struct ObjectRef {
     pub namespace: String,
     /// Its name.
     pub name: String,
+}
+
+impl ObjectRef {
+    /// Its key in [`Live`].
+    pub fn key(&self) -> (String, String, String) {
+        (self.kind.clone(), self.namespace.clone(), self.name.clone())
+    }
 }
 
 /// One Flux entry point and what it applies.
@@ -257,21 +265,28 @@ fn external_artifact_want(source: Option<&Value>, want: Option<&Want>) -> Want {
     }
 }
 
+/// What a tenant on a source of its own must have applied for `want`: on an OCIRepository the
+/// artifact revision the commit renders (`<tag>@sha256:…`, from `artifacts`), on an
+/// ExternalArtifact its revision once generated from `want`. `None` for an entry that reads the
+/// repository's source and so applies the commit itself.
+fn own_want(e: &Entry, live: &Live, want: Option<&Want>, artifacts: &BTreeMap<String, String>) -> Option<Want> {
+    let source = e.source.as_ref()?;
+    match (source.kind.as_str(), e.tenant.as_ref()) {
+        // An artifact revision is content, not history: exactly that one counts.
+        (OCI_REPOSITORY, Some(t)) if want.is_some() => artifacts.get(t).map(|a| Want::new(a.clone())),
+        (EXTERNAL_ARTIFACT, _) => Some(external_artifact_want(live.get(&source.key()), want)),
+        _ => None,
+    }
+}
+
 /// `entries` against `live`, with `want` the revision asked for, and `artifacts` the revision
 /// each OCI-delivered tenant's source has at that commit (see [`Report::artifacts`]).
 pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>, artifacts: &BTreeMap<String, String>) -> Report {
-    let get = |r: &ObjectRef| live.get(&(r.kind.clone(), r.namespace.clone(), r.name.clone()));
+    let get = |r: &ObjectRef| live.get(&r.key());
     let rows = entries
         .iter()
         .map(|e| {
-            // A tenant on its own OCIRepository applies `<tag>@sha256:…`, not the commit.
-            let oci = e.source.as_ref().is_some_and(|s| s.kind == OCI_REPOSITORY);
-            // An artifact revision is content, not history: exactly that one counts.
-            let external = e.source.as_ref().filter(|s| s.kind == EXTERNAL_ARTIFACT);
-            let artifact = match (oci, e.tenant.as_ref()) {
-                (true, Some(t)) if want.is_some() => artifacts.get(t).map(|a| Want::new(a.clone())),
-                _ => external.map(|s| external_artifact_want(get(s), want)),
-            };
+            let artifact = own_want(e, live, want, artifacts);
             let want = artifact.as_ref().or(want);
             let mut objects = vec![status_of(&e.kustomization, get(&e.kustomization), want, None)];
             let mut rest: Vec<&ObjectRef> = e.objects.iter().collect();

@@ -689,7 +689,7 @@ pub struct OciDelivery {
     /// A `kubernetes.io/dockerconfigjson` Secret in the Flux namespace with pull credentials.
     pub secret_ref: Option<String>,
     /// How often source-controller asks the registry for each tenant's digest (one HEAD request
-    /// per tenant per interval; default `1m`).
+    /// per tenant per interval; default `5m`; `wait --reconcile` asks the changed ones at once).
     pub interval: Option<String>,
     /// Reconcile interval of tenant Kustomizations, i.e. drift correction (default `1h`, as
     /// Flux recommends: a new artifact is applied at once, whatever the interval).

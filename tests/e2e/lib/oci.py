@@ -63,6 +63,30 @@ def publish(fleet, *args):
     return secs, doc
 
 
+def ask_reconcile(fleet):
+    """What CI runs after `publish`: `kaas-gitops wait --reconcile`, which asks Flux to fetch only
+    the sources behind HEAD (the changed tenants' OCIRepositories, the GitRepository) at once,
+    instead of waiting for their interval (`oci.interval`, 5m). Here only its request is wanted:
+    `--timeout 1s` ends the wait itself (this bed's HelmReleases never get Ready). Returns the
+    line it printed about what it asked."""
+    r = fleet.kaas_gitops("wait", "--reconcile", "--flux-only", "--kubeconfig", fleet.c.kubeconfig,
+                          "--timeout", "1s", check=False)
+    line = next((x for x in r.stderr.splitlines() if "reconcile" in x and ("asked" in x or "nothing" in x)), None)
+    if line is None:
+        raise RuntimeError(f"`wait --reconcile` asked nothing (exit {r.returncode}): {r.stderr}{r.stdout}")
+    return line.strip()
+
+
+def requested_at(cluster):
+    """{(kind, name): reconcile.fluxcd.io/requestedAt} of every OCIRepository and Kustomization in
+    flux-system: what `wait --reconcile` (or anyone) last asked."""
+    out = {}
+    for kind in ("ocirepositories", "kustomizations"):
+        for o in cluster.get("-n", "flux-system", kind)["items"]:
+            out[(o["kind"], o["metadata"]["name"])] = (o["metadata"].get("annotations") or {}).get("reconcile.fluxcd.io/requestedAt")
+    return out
+
+
 def expected_revisions(fleet, sha, doc):
     """{Kustomization name: the revision it must apply}: tenants their artifact, the rest the commit."""
     want = {n: f"main@sha1:{sha}" for n in fleet.expected_kustomizations()}
