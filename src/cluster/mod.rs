@@ -323,9 +323,14 @@ impl Cluster {
     pub fn request_reconcile(&self, kind: Kind, namespace: &str, name: &str, at: &str) -> Result<(), ClusterError> {
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, &kind.resource());
         let patch = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": at}}});
-        let done = self
-            .runtime
-            .block_on(api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)));
+        let done = self.runtime.block_on(api.patch(
+            name,
+            &PatchParams {
+                field_manager: Some("kaas-gitops".into()),
+                ..PatchParams::default()
+            },
+            &Patch::Merge(&patch),
+        ));
         done.map(|_| ())
             .map_err(|e| self.classify(e, kind, "patch", format!("{} {namespace}/{name}", kind.kind)))
     }
