@@ -6,14 +6,19 @@ They run in a bed of their own (etcd, kube-apiserver, kube-controller-manager, i
 their validating webhooks refuse what the Flux scenarios of the main bed rely on being accepted
 without a provider behind them. What is real and what stands in:
 
-  real     etcd, kube-apiserver, kube-controller-manager, CAPI core manager, CAPI kubeadm
-           bootstrap manager, their RBAC, webhooks and CRD conversion settings (all read at test
-           time from the upstream module in the Go module cache), kustomize (kubectl kustomize),
-           the rendered tenant objects (kaas-gitops render of the example repository)
+  real     etcd, kube-apiserver, kube-controller-manager, CAPI core manager (with its topology
+           controller, gate ClusterTopology), CAPI kubeadm bootstrap manager, their RBAC, webhooks
+           and CRD conversion settings (all read at test time from the upstream module in the Go
+           module cache), kustomize (kubectl kustomize), the rendered tenant objects (kaas-gitops
+           render of the example repository) and, in lib/capi_topology.py, the rendered
+           ClusterClass `proxmox-standard`, its templates and a tenant Cluster built from it
+           (render of tests/fixtures/topology)
   stand-in what Kamaji would write (the tenant API server, `<cluster>-ca`, `<cluster>-kubeconfig`,
-           KamajiControlPlane spec.controlPlaneEndpoint and status) and what CAPMOX would write
-           (ProxmoxCluster / ProxmoxMachine status): no Kamaji, no Proxmox here. Each is printed
-           with "stand-in" when it is written.
+           KamajiControlPlane spec.controlPlaneEndpoint and status, also the status of the
+           topology controller's KamajiControlPlane), what CAPMOX would write (ProxmoxCluster /
+           ProxmoxMachine status): no Kamaji, no Proxmox here; and cluster-autoscaler's change of
+           an autoscaled MachineDeployment's replicas. Each is printed with "stand-in" when it is
+           written.
 
 The components are assembled as clusterctl does (its components.yaml is `kustomize build
 config/default` of the provider, cluster-api v1.14.0 Makefile `release-manifests`): here
@@ -711,10 +716,12 @@ def run(e, r):
                 r.run(name, fn, e)
             else:
                 r.not_run(name, "the bootstrap scenario before it failed")
+        import capi_topology  # topology mode on the real topology controller, in this bed
+        capi_topology.run(e, r, ok)
     finally:
         bed = getattr(e, "capi_bed", None)
         if bed is not None:
-            if any(res[1] == "FAIL" for res in r.results[-5:]):
+            if any(res[1] == "FAIL" for res in r.results[-7:]):
                 print(bed.c.tail_logs(30), flush=True)
             bed.c.stop()
 
