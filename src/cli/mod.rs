@@ -168,6 +168,9 @@ pub enum Command {
     /// what to what, and who needs further steps. A step is one minor up, to the newest patch
     /// of that minor in `spec.upgrades.kubernetesReleases` (or the exact version asked for).
     /// Nothing is written when any selected tenant cannot take its step (docs/upgrades.md).
+    ///
+    /// A tenant with `maintenanceWindows` (its own, or its wave's) moves only while one is open;
+    /// outside them nothing is written for it and the plan says when the next one opens.
     Upgrade(UpgradeArgs),
     /// Resolve every image's tag to the digest of its manifest and record it in kaas.lock.
     ///
@@ -569,6 +572,10 @@ pub struct UpgradeArgs {
     /// whether the control plane runs the new version (you checked it yourself).
     #[arg(long)]
     pub no_cluster_check: bool,
+    /// Judge maintenance windows as at this instant, an RFC 3339 time such as
+    /// `2026-12-05T01:30:00Z`, instead of the clock (to preview a window, and for tests).
+    #[arg(long, value_name = "TIME", env = "KAAS_NOW")]
+    pub now: Option<String>,
     /// The management cluster `upgrade` asks whether a control plane step is done, before it
     /// releases the pools held for it.
     #[command(flatten)]

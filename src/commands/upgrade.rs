@@ -24,7 +24,8 @@ use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
 use crate::model::KubeVersion;
-use crate::model::upgrade::{Allowed, Step, Target, step};
+use crate::model::upgrade::{Allowed, Step, Target, step, wave_of};
+use crate::model::window::{self, MaintenanceWindow, Opening, When};
 use crate::render::Options;
 use crate::repo::{inputs, stat_cache, tree};
 use crate::spec::edit::{insert_after, remove_entry, replace_scalar};
@@ -50,6 +51,18 @@ struct Line {
     pools: Option<KubeVersion>,
     /// Why held pools wait: the control plane is not at its version on the cluster yet.
     waiting: Option<String>,
+    /// The tenant's maintenance windows at this run's instant (`None`: it has none).
+    window: Option<Opening>,
+}
+
+impl Line {
+    /// Outside every window: the step it would take is not written.
+    fn outside_window(&self) -> Option<&jiff::Zoned> {
+        match &self.window {
+            Some(Opening::Closed { opens }) => Some(opens),
+            _ => None,
+        }
+    }
 }
 
 /// Runs `upgrade`.
@@ -61,6 +74,22 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                 "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
             ),
         ]);
+    };
+    // The clock is read here, in the shell, once: the windows are judged at this instant.
+    let now = match args.now.as_deref().map(str::parse::<jiff::Timestamp>) {
+        None => jiff::Timestamp::now(),
+        Some(Ok(t)) => t,
+        Some(Err(e)) => {
+            return invalid(vec![
+                Diagnostic::error(format!(
+                    "`--now {}` is not a time: {e}",
+                    args.now.as_deref().unwrap_or_default()
+                ))
+                .with_hint(
+                    "an RFC 3339 time with its offset, e.g. `2026-12-05T01:30:00Z` or `2026-12-05T02:30:00+01:00`",
+                ),
+            ]);
+        }
     };
     let inputs = match inputs::read(repo, &[])? {
         Err(d) => return invalid(d),
@@ -116,6 +145,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             holds_pools: false,
             pools: None,
             waiting: None,
+            window: window::opening(windows_of(model, t), now),
         };
         if t.decommissioned {
             line.skipped = Some("decommissioned, skipped");
@@ -126,6 +156,12 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         if let Some(pools) = held.filter(|h| *h < t.version) {
             // The pools wait for the control plane's last step: this run's step is theirs.
             line.pools = Some(pools);
+            if line.outside_window().is_some() {
+                // Releasing the pools rolls machines: it waits for the window too.
+                line.to = Some(t.version);
+                lines.push(line);
+                continue;
+            }
             let verdict = if args.no_cluster_check {
                 Ok(None)
             } else {
@@ -185,6 +221,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                 )
                 .with_hint(hint),
             ),
+            // Outside its windows the step is planned, shown, and not written.
+            Step::Move { to, further } if line.outside_window().is_some() => {
+                line.to = Some(to);
+                line.further = further;
+            }
             Step::Move { to, further } => match move_control_plane(src, t, to) {
                 Some((text, holds_pools)) => {
                     edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
@@ -236,7 +277,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     tree::apply(repo, &plan)?;
     let moved: Vec<&str> = lines
         .iter()
-        .filter(|l| l.to.is_some())
+        .filter(|l| l.to.is_some() && l.outside_window().is_none())
         .map(|l| l.tenant.as_str())
         .collect();
     printer.status(&format!(
@@ -291,6 +332,15 @@ fn move_control_plane(src: &Source, t: &crate::model::Tenant, to: KubeVersion) -
     Some((held, true))
 }
 
+/// The windows that govern `t`: its own, else its wave's (empty: any time).
+fn windows_of<'m>(model: &'m crate::model::Model, t: &'m crate::model::Tenant) -> &'m [MaintenanceWindow] {
+    if !t.maintenance_windows.is_empty() {
+        return &t.maintenance_windows;
+    }
+    let waves = &model.platform.waves;
+    wave_of(waves, &t.labels).map_or(&[], |i| &waves[i].maintenance_windows)
+}
+
 /// Why the control plane of `t` is not yet at its version on the cluster (`None`: it is), read
 /// as `wait` reads it (`crate::status::health::kamaji_control_plane`).
 fn control_plane_behind(
@@ -334,10 +384,17 @@ fn plan_json(
                 (None, true) => "controlPlane",
                 (None, false) => "both",
             };
+            let window = match &l.window {
+                None => serde_json::Value::Null,
+                Some(Opening::Open { closes }) => serde_json::json!({"open": true, "closes": closes.to_string()}),
+                Some(Opening::Closed { opens }) => serde_json::json!({"open": false,
+                    "nextOpens": opens.timestamp().to_string(), "nextOpensLocal": opens.to_string()}),
+            };
             serde_json::json!({"tenant": l.tenant, "from": l.from.to_string(),
                 "to": l.to.map(|t| t.to_string()), "furtherSteps": l.further || l.holds_pools || l.waiting.is_some(), "skipped": l.skipped,
                 "step": step, "poolsHeldAt": l.pools.or(l.holds_pools.then_some(l.from)).map(|v| v.to_string()),
-                "waiting": l.waiting})
+                "waiting": l.waiting, "maintenanceWindow": window,
+                "outsideWindow": l.outside_window().is_some() && l.to.is_some()})
         })
         .collect();
     serde_json::json!({"target": target.to_string(), "wave": args.wave, "written": written,
@@ -352,11 +409,20 @@ fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
     };
     let mut out = format!("upgrade to {target}{scope}:\n");
     let width = lines.iter().map(|l| l.tenant.len()).max().unwrap_or(0);
-    let (mut moving, mut further, mut done) = (0, 0, 0);
+    let (mut moving, mut further, mut done, mut closed) = (0, 0, 0, 0);
     for l in lines {
-        let what = match (l.to, l.skipped, l.pools) {
-            (_, Some(why), _) => format!("{}  {why}", l.from),
-            (None, None, Some(pools)) => {
+        let what = match (l.to, l.skipped, l.pools, l.outside_window()) {
+            (_, Some(why), _, _) => format!("{}  {why}", l.from),
+            (Some(to), None, pools, Some(opens)) => {
+                closed += 1;
+                let opens = When(opens);
+                let step = match pools {
+                    Some(p) => format!("pools {p} -> {to}"),
+                    None => format!("{} -> {to}", l.from),
+                };
+                format!("{step}  not written: outside its maintenance window, which opens next {opens}")
+            }
+            (None, None, Some(pools), _) => {
                 further += 1;
                 format!(
                     "{}  pools wait at {pools}: {}",
@@ -364,11 +430,11 @@ fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
                     l.waiting.as_deref().unwrap_or("the control plane is not there yet")
                 )
             }
-            (None, None, None) => {
+            (None, None, None, _) => {
                 done += 1;
                 format!("{}  already at {target}", l.from)
             }
-            (Some(to), None, pools) => {
+            (Some(to), None, pools, None) => {
                 moving += 1;
                 let step = match pools {
                     Some(p) => format!("pools {p} -> {to}  (the control plane runs {to})"),
@@ -388,8 +454,13 @@ fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
         };
         out.push_str(&format!("  {:width$}  {what}\n", l.tenant));
     }
+    let waiting = if closed > 0 {
+        format!(", {closed} outside their maintenance window")
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "{moving} to move, {further} with further steps after this one, {done} already at {target}\n"
+        "{moving} to move, {further} with further steps after this one, {done} already at {target}{waiting}\n"
     ));
     out
 }

@@ -226,6 +226,8 @@ pub struct Wave {
     pub name: String,
     /// Labels a tenant must all carry; `None`: every tenant no earlier wave took.
     pub selector: Option<BTreeMap<String, String>>,
+    /// When `upgrade` may write its tenants' steps (`maintenanceWindows`; empty: any time).
+    pub maintenance_windows: Vec<crate::model::window::MaintenanceWindow>,
 }
 
 /// The index of the wave that takes a tenant with `labels`: the first whose selector matches.
@@ -318,10 +320,12 @@ mod tests {
             Wave {
                 name: "canary".into(),
                 selector: Some([("ring".to_string(), "canary".to_string())].into()),
+                maintenance_windows: Vec::new(),
             },
             Wave {
                 name: "rest".into(),
                 selector: None,
+                maintenance_windows: Vec::new(),
             },
         ];
         assert_eq!(

@@ -451,3 +451,228 @@ fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
     }
     assert_eq!(git(home.path(), repo.path(), &["branch", "--show-current"]), "main\n");
 }
+
+/// acme (wave `canary`) may move on weekend nights in Berlin; the other tenants any time.
+const ACME_WINDOW: &str = "  kubernetes:\n    version: v1.33.4\n  maintenanceWindows:\n    - {days: [sat, sun], start: \"02:00\", duration: 4h, timeZone: Europe/Berlin}\n";
+
+#[test]
+fn upgrade_writes_a_tenants_step_only_inside_its_maintenance_window() {
+    let repo = rendered();
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        ACME_WINDOW,
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let acme = repo.read("tenants/acme.yaml");
+    // Friday 19:00 UTC (20:00 in Berlin): acme's step is planned, not written; globex moves.
+    let friday = "2026-12-04T19:00:00Z";
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "globex", "--now", friday]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  acme    v1.33.4 -> v1.34.2  not written: outside its maintenance window, which opens next Sat 2026-12-05 02:00 Europe/Berlin (2026-12-05T01:00:00Z)\n  globex  v1.34.1 -> v1.34.2\n1 to move, 0 with further steps after this one, 0 already at v1.34, 1 outside their maintenance window\n"
+    );
+    assert_eq!(repo.read("tenants/acme.yaml"), acme, "nothing written for acme");
+    assert!(repo.read("tenants/globex.yaml").contains("\"v1.34.2\""));
+    let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.33.4");
+    // The same plan as JSON says when the window opens, in UTC and in its zone.
+    let json = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "acme",
+        "--now",
+        friday,
+        "--dry-run",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(doc["kind"], "UpgradeResult");
+    let line = &doc["tenants"][0];
+    assert_eq!(line["tenant"], "acme");
+    assert_eq!(line["outsideWindow"], true);
+    assert_eq!(
+        line["maintenanceWindow"],
+        serde_json::json!({"open": false, "nextOpens": "2026-12-05T01:00:00Z",
+            "nextOpensLocal": "2026-12-05T02:00:00+01:00[Europe/Berlin]"})
+    );
+    // Saturday 02:30 in Berlin, through the environment as a CI job would set it: acme moves.
+    let saturday = std::ffi::OsStr::new("2026-12-05T01:30:00Z");
+    let run = repo.run_with(&["upgrade", "--kubernetes", "v1.34", "acme"], &[("KAAS_NOW", saturday)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  acme  v1.33.4 -> v1.34.2  (control plane first; pools held at v1.33.4)\n1 to move, 1 with further steps after this one, 0 already at v1.34\n"
+    );
+    assert!(
+        repo.read("tenants/acme.yaml")
+            .contains("version: v1.34.2\n    workersVersion: v1.33.4\n")
+    );
+    // Releasing the held pools rolls machines: it waits for the window too, without asking
+    // any cluster.
+    let before = repo.snapshot();
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "acme",
+        "--now",
+        "2026-12-06T05:00:00Z",
+        "--kubeconfig",
+        "/nonexistent",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  acme  pools v1.33.4 -> v1.34.2  not written: outside its maintenance window, which opens next Sat 2026-12-12 02:00 Europe/Berlin (2026-12-12T01:00:00Z)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn a_waves_window_governs_its_tenants_unless_they_set_their_own() {
+    let repo = rendered();
+    repo.replace(
+        "kaas.yaml",
+        "      - name: rest\n",
+        "      - name: rest\n        maintenanceWindows: [{days: [mon, tue, wed, thu, fri], start: \"22:00\", duration: 90m, timeZone: America/New_York}]\n",
+    );
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        ACME_WINDOW,
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    // Friday 19:00 UTC is 14:00 in New York: the wave `rest` (globex, initech) waits until
+    // 22:00 there, 03:00 UTC; acme's own window replaces nothing of theirs.
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "--dry-run",
+        "--now",
+        "2026-12-04T19:00:00Z",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  globex   v1.34.1 -> v1.34.2  not written: outside its maintenance window, which opens next Fri 2026-12-04 22:00 America/New_York (2026-12-05T03:00:00Z)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("  acme     v1.33.4 -> v1.34.2  not written: outside its maintenance window, which opens next Sat 2026-12-05 02:00 Europe/Berlin"), "{}", run.stdout);
+    // 22:30 in New York: the wave's window is open.
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "--dry-run",
+        "--now",
+        "2026-12-05T03:30:00Z",
+    ]);
+    assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
+}
+
+#[test]
+fn invalid_maintenance_windows_are_all_reported_at_their_fields() {
+    let repo = rendered();
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        "  kubernetes:\n    version: v1.33.4\n  maintenanceWindows:\n    - {days: [sat, caturday], start: \"25:00\", duration: 0h, timeZone: Europe/Berln}\n",
+    );
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let expect = |run: &crate::common::Run, cases: &[(&str, &str, &str, &str)]| {
+        for (message, location, field, hint) in cases {
+            let at = run
+                .stderr
+                .find(message)
+                .unwrap_or_else(|| panic!("{message}:\n{}", run.stderr));
+            let rest = &run.stderr[at..];
+            let block = &rest[..rest[1..].find("error:").map_or(rest.len(), |e| e + 1)];
+            assert!(block.contains(&format!("--> {location}\n")), "{location}:\n{block}");
+            assert!(block.contains(&format!("= field: `{field}`")), "{field}:\n{block}");
+            assert!(block.contains(hint), "{hint}:\n{block}");
+        }
+    };
+    expect(
+        &run,
+        &[
+            (
+                "error: `caturday` is not a day of the week",
+                "tenants/acme.yaml:13:20",
+                "spec.maintenanceWindows[0].days[1]",
+                "hint: one of mon, tue, wed, thu, fri, sat, sun",
+            ),
+            (
+                "error: `25:00` is not a time of day",
+                "tenants/acme.yaml:13:38",
+                "spec.maintenanceWindows[0].start",
+                "hint: write `HH:MM` on a 24-hour clock, from `00:00` to `23:59`",
+            ),
+            (
+                "error: `0h` is not a window length",
+                "tenants/acme.yaml:13:57",
+                "spec.maintenanceWindows[0].duration",
+                "more than zero and at most a week",
+            ),
+            (
+                "error: `Europe/Berln` is not a known time zone",
+                "tenants/acme.yaml:13:71",
+                "spec.maintenanceWindows[0].timeZone",
+                "did you mean `Europe/Berlin`?",
+            ),
+        ],
+    );
+    assert!(
+        run.stderr.contains("error: 4 problem(s) found; nothing was written"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot(), "nothing written");
+    // A wave's windows are checked in kaas.yaml, and `render` refuses them too.
+    let repo = rendered();
+    repo.replace(
+        "kaas.yaml",
+        "      - name: rest\n",
+        "      - name: rest\n        maintenanceWindows: [{days: [], start: \"01:00\", duration: 200h, timeZone: UTC}]\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    expect(
+        &run,
+        &[
+            (
+                "error: a window needs at least one day",
+                "kaas.yaml:62:37",
+                "spec.upgrades.waves[1].maintenanceWindows[0].days",
+                "leave `days` out for every day",
+            ),
+            (
+                "error: `200h` is not a window length",
+                "kaas.yaml:62:67",
+                "spec.upgrades.waves[1].maintenanceWindows[0].duration",
+                "`168h`",
+            ),
+        ],
+    );
+    // `--now` that is not a time is named with what would be.
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "--now", "saturday"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error: `--now saturday` is not a time"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("e.g. `2026-12-05T01:30:00Z`"), "{}", run.stderr);
+}
