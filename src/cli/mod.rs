@@ -544,8 +544,12 @@ pub enum Forge {
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     /// The target: `vX.Y` (the newest listed patch of that minor) or an exact `vX.Y.Z`.
-    #[arg(long = "kubernetes", value_name = "VERSION")]
-    pub kubernetes: String,
+    #[arg(long = "kubernetes", value_name = "VERSION", required_unless_present = "patch")]
+    pub kubernetes: Option<String>,
+    /// Instead of --kubernetes: move each selected tenant to the newest patch of its own minor
+    /// listed in `spec.upgrades.kubernetesReleases` (never another minor, never down).
+    #[arg(long, conflicts_with = "kubernetes")]
+    pub patch: bool,
     /// The tenants to move (stems of `tenants/<TENANT>.yaml`); default: every tenant.
     #[arg(value_name = "TENANT", conflicts_with_all = ["selector", "wave"])]
     pub tenants: Vec<String>,

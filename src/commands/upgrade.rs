@@ -24,7 +24,7 @@ use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
 use crate::model::KubeVersion;
-use crate::model::upgrade::{Allowed, Step, Target, step, wave_of};
+use crate::model::upgrade::{Allowed, Step, Target, patch_step, step, wave_of};
 use crate::model::window::{self, MaintenanceWindow, Opening, When};
 use crate::render::Options;
 use crate::repo::{inputs, stat_cache, tree};
@@ -35,6 +35,33 @@ use crate::spec::source::Source;
 const FIELD: &str = "spec.kubernetes.version";
 /// Where `upgrade` holds the pools while the control plane steps first.
 const HELD: &str = "spec.kubernetes.workersVersion";
+
+/// What `upgrade` moves tenants towards.
+#[derive(Debug, Clone, Copy)]
+enum Goal {
+    /// `--kubernetes vX.Y[.Z]`.
+    Version(Target),
+    /// `--patch`: the newest listed patch of each tenant's own minor.
+    Patch,
+}
+
+impl Goal {
+    fn target(self) -> Option<Target> {
+        match self {
+            Goal::Version(t) => Some(t),
+            Goal::Patch => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Goal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Goal::Version(t) => write!(f, "{t}"),
+            Goal::Patch => f.write_str("the newest listed patch"),
+        }
+    }
+}
 
 /// One line of the plan.
 struct Line {
@@ -68,12 +95,16 @@ impl Line {
 /// Runs `upgrade`.
 pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitStatus> {
     let invalid = |d: Vec<Diagnostic>| Ok(report_invalid(printer, args.output.get(), d));
-    let Some(target) = Target::parse(&args.kubernetes) else {
-        return invalid(vec![
-            Diagnostic::error(format!("`{}` is not a Kubernetes version", args.kubernetes)).with_hint(
-                "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
-            ),
-        ]);
+    let goal = match args.kubernetes.as_deref().map(|k| (k, Target::parse(k))) {
+        None => Goal::Patch,
+        Some((_, Some(target))) => Goal::Version(target),
+        Some((text, None)) => {
+            return invalid(vec![
+                Diagnostic::error(format!("`{text}` is not a Kubernetes version")).with_hint(
+                    "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
+                ),
+            ]);
+        }
     };
     // The clock is read here, in the shell, once: the windows are judged at this instant.
     let now = match args.now.as_deref().map(str::parse::<jiff::Timestamp>) {
@@ -120,7 +151,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             );
             BTreeMap::new()
         });
-        let errs = wave_gate(model, wave, target, &committed, &sources);
+        let errs = wave_gate(model, wave, goal.target(), &committed, &sources);
         if !errs.is_empty() {
             return invalid(errs);
         }
@@ -153,7 +184,9 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             continue;
         }
         let held = src.scalar(HELD).and_then(|s| KubeVersion::parse(&s.text));
-        if let Some(pools) = held.filter(|h| *h < t.version) {
+        // `--patch` moves control planes within their minor only: pools held for a minor step
+        // stay held (the next `--kubernetes` run releases them).
+        if let (Some(pools), Goal::Version(target)) = (held.filter(|h| *h < t.version), goal) {
             // The pools wait for the control plane's last step: this run's step is theirs.
             line.pools = Some(pools);
             if line.outside_window().is_some() {
@@ -209,13 +242,17 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             lines.push(line);
             continue;
         }
-        match step(t.version, target, &allowed) {
+        let next = match goal {
+            Goal::Version(target) => step(t.version, target, &allowed),
+            Goal::Patch => patch_step(t.version, &allowed),
+        };
+        match next {
             Step::AtTarget => {}
             Step::Blocked { reason, hint } => errs.push(
                 src.error(
                     FIELD,
                     format!(
-                        "tenant `{}` at {} cannot move towards {target}: {reason}",
+                        "tenant `{}` at {} cannot move towards {goal}: {reason}",
                         t.name, t.version
                     ),
                 )
@@ -263,10 +300,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     printer.diagnostics(&rendered.warnings);
     let json = args.output.get() == Format::Json;
     if !json {
-        printer.data(&plan_text(target, args, &lines));
+        printer.data(&plan_text(goal, args, &lines));
     }
     if args.dry_run || edits.is_empty() {
-        printer.envelope(true, plan_json(target, args, &lines, false, vec![]));
+        printer.envelope(true, plan_json(goal, args, &lines, false, vec![]));
         return Ok(ExitStatus::Success);
     }
     let mut plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
@@ -289,7 +326,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             "next: commit and push (or rerun with --pr), let Flux apply it (`kaas-gitops wait {}`), then run the same upgrade again for tenants with further steps",
             moved.join(" ")
         ));
-        printer.envelope(true, plan_json(target, args, &lines, true, vec![]));
+        printer.envelope(true, plan_json(goal, args, &lines, true, vec![]));
         return Ok(ExitStatus::Success);
     }
     let mut proposals = Vec::new();
@@ -307,11 +344,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         let status = pr::run(&nested, repo, &pr_args)?;
         proposals.extend(nested.captured());
         if status != ExitStatus::Success {
-            printer.envelope(false, plan_json(target, args, &lines, true, proposals));
+            printer.envelope(false, plan_json(goal, args, &lines, true, proposals));
             return Ok(status);
         }
     }
-    printer.envelope(true, plan_json(target, args, &lines, true, proposals));
+    printer.envelope(true, plan_json(goal, args, &lines, true, proposals));
     Ok(ExitStatus::Success)
 }
 
@@ -370,7 +407,7 @@ fn control_plane_behind(
 /// The plan under `--format json`: `written` when the tenant files were edited and rendered;
 /// `pullRequests` the `pr` documents of `--pr`.
 fn plan_json(
-    target: Target,
+    goal: Goal,
     args: &UpgradeArgs,
     lines: &[Line],
     written: bool,
@@ -397,12 +434,12 @@ fn plan_json(
                 "outsideWindow": l.outside_window().is_some() && l.to.is_some()})
         })
         .collect();
-    serde_json::json!({"target": target.to_string(), "wave": args.wave, "written": written,
+    serde_json::json!({"target": goal.target().map_or_else(|| "patch".to_string(), |t| t.to_string()), "wave": args.wave, "written": written,
         "tenants": tenants, "pullRequests": pull_requests})
 }
 
 /// The plan as the user reads it: who moves from what to what, who needs more steps.
-fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
+fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
     let scope = match &args.wave {
         Some(w) => format!(" (wave `{w}`)"),
         None => String::new(),

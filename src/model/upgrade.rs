@@ -219,6 +219,17 @@ pub fn step(from: KubeVersion, target: Target, allowed: &Allowed<'_>) -> Step {
     }
 }
 
+/// The step `upgrade --patch` takes for a tenant at `from`: to the newest listed patch of its
+/// own minor (inside the supported range), never down, never to another minor. A patch step
+/// within a minor is what Kamaji's webhook always lets through (`tcp_version.go` zeroes the
+/// patches before it compares).
+pub fn patch_step(from: KubeVersion, allowed: &Allowed<'_>) -> Step {
+    match allowed.newest_patch(from.major, from.minor) {
+        Some(p) if p > from => Step::Move { to: p, further: false },
+        _ => Step::AtTarget,
+    }
+}
+
 /// A named wave of `spec.upgrades.waves`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wave {
@@ -312,6 +323,25 @@ mod tests {
         // A lower minor asked for exactly: refused.
         assert!(matches!(step(v("v1.35.0"), exact, &a), Step::Blocked { .. }));
         assert!(matches!(step(v("v1.31.2"), t, &allowed(&[])), Step::Blocked { .. }));
+    }
+
+    #[test]
+    fn a_patch_step_stays_in_its_minor_and_never_goes_down() {
+        let releases = [v("v1.33.1"), v("v1.33.5"), v("v1.34.2"), v("v1.35.0")];
+        let a = allowed(&releases);
+        assert_eq!(
+            patch_step(v("v1.33.4"), &a),
+            Step::Move {
+                to: v("v1.33.5"),
+                further: false
+            }
+        );
+        assert_eq!(patch_step(v("v1.33.5"), &a), Step::AtTarget);
+        // Newer than every listed patch: nothing to do, never a rollback.
+        assert_eq!(patch_step(v("v1.33.9"), &a), Step::AtTarget);
+        // No listed patch of its minor, and v1.35.0 is outside the supported range.
+        assert_eq!(patch_step(v("v1.32.9"), &a), Step::AtTarget);
+        assert_eq!(patch_step(v("v1.35.0"), &a), Step::AtTarget);
     }
 
     #[test]

@@ -676,3 +676,80 @@ fn invalid_maintenance_windows_are_all_reported_at_their_fields() {
     );
     assert!(run.stderr.contains("e.g. `2026-12-05T01:30:00Z`"), "{}", run.stderr);
 }
+
+#[test]
+fn upgrade_patch_moves_each_tenant_to_the_newest_patch_of_its_minor_once() {
+    let repo = rendered();
+    // acme's window is closed at this instant: its patch waits for it.
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        ACME_WINDOW,
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let friday = "2026-12-04T19:00:00Z";
+    let run = repo.run(&["upgrade", "--patch", "--now", friday]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to the newest listed patch:\n  acme     v1.33.4 -> v1.33.5  not written: outside its maintenance window, which opens next Sat 2026-12-05 02:00 Europe/Berlin (2026-12-05T01:00:00Z)\n  globex   v1.34.1 -> v1.34.2\n  initech  v1.32.9  already at the newest listed patch\n1 to move, 0 with further steps after this one, 1 already at the newest listed patch, 1 outside their maintenance window\n"
+    );
+    assert!(repo.read("tenants/acme.yaml").contains("version: v1.33.4\n"));
+    assert!(repo.read("tenants/globex.yaml").contains("\"v1.34.2\""));
+    // In the window: acme's control plane and the pools that follow it take the patch
+    // together (the skew policy is about minors: nothing is held).
+    let run = repo.run(&["upgrade", "--patch", "--now", "2026-12-05T01:30:00Z"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  acme     v1.33.4 -> v1.33.5\n"), "{}", run.stdout);
+    let acme = repo.read("tenants/acme.yaml");
+    assert!(acme.contains("    version: v1.33.5\n  maintenanceWindows:"), "{acme}");
+    let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.33.5");
+    let md = repo.object("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.33.5");
+    // Idempotent: the second run finds every tenant at its newest patch and writes nothing.
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--patch", "--now", "2026-12-05T01:30:00Z", "-o", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(doc["target"], "patch");
+    assert_eq!(doc["written"], false);
+    assert!(
+        doc["tenants"].as_array().unwrap().iter().all(|t| t["to"].is_null()),
+        "{doc}"
+    );
+    assert_eq!(before, repo.snapshot());
+    // One goal per run.
+    let run = repo.run(&["upgrade", "--patch", "--kubernetes", "v1.34"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--kubernetes"), "{}", run.stderr);
+}
+
+#[test]
+fn a_patch_wave_waits_for_the_earlier_waves_newest_patches_in_the_last_commit() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet");
+    let run = upgrade(&repo, home.path(), &["--patch", "--wave", "rest"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("wave `rest` cannot start: tenant `acme` of the earlier wave `canary` is at v1.33.4 in the last commit, not at the newest listed patch of its minor, v1.33.5"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`kaas-gitops upgrade --patch --wave canary`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(upgrade(&repo, home.path(), &["--patch", "--wave", "canary"]).code, 0);
+    commit("canary to its newest patch");
+    let run = upgrade(&repo, home.path(), &["--patch", "--wave", "rest"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
+}
