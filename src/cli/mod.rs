@@ -169,8 +169,11 @@ pub enum Command {
     /// of that minor in `spec.upgrades.kubernetesReleases` (or the exact version asked for).
     /// Nothing is written when any selected tenant cannot take its step (docs/upgrades.md).
     ///
-    /// A tenant with `maintenanceWindows` (its own, or its wave's) moves only while one is open;
-    /// outside them nothing is written for it and the plan says when the next one opens.
+    /// `--patch` moves each tenant to the newest listed patch of its own minor instead; `--to`
+    /// is a chained upgrade that writes each next step only once the management cluster runs
+    /// the previous one healthy (for a scheduled job). A tenant with `maintenanceWindows` (its
+    /// own, or its wave's) moves only while one is open; outside them nothing is written for it
+    /// and the plan says when the next one opens.
     Upgrade(UpgradeArgs),
     /// Resolve every image's tag to the digest of its manifest and record it in kaas.lock.
     ///
@@ -544,8 +547,15 @@ pub enum Forge {
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     /// The target: `vX.Y` (the newest listed patch of that minor) or an exact `vX.Y.Z`.
-    #[arg(long = "kubernetes", value_name = "VERSION", required_unless_present = "patch")]
+    #[arg(long = "kubernetes", value_name = "VERSION", required_unless_present_any = ["patch", "to"])]
     pub kubernetes: Option<String>,
+    /// Instead of --kubernetes: a chained upgrade to `vX.Y[.Z]`, several minors away if need be.
+    /// Each run writes the next step only (the control plane one minor, then its pools, then
+    /// the next minor), and only once the management cluster reports the previous step healthy
+    /// (the KamajiControlPlane at its version, every MachineDeployment rolled out); a step
+    /// whose controller gave up stops the chain (exit 1). Run it until every tenant arrived.
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["kubernetes", "patch"])]
+    pub to: Option<String>,
     /// Instead of --kubernetes: move each selected tenant to the newest patch of its own minor
     /// listed in `spec.upgrades.kubernetesReleases` (never another minor, never down).
     #[arg(long, conflicts_with = "kubernetes")]

@@ -20,6 +20,7 @@ use anyhow::Result;
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
 use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
 use crate::commands::render::report_invalid;
+use crate::commands::upgrade_gate::{self, Health};
 use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
@@ -95,7 +96,11 @@ impl Line {
 /// Runs `upgrade`.
 pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitStatus> {
     let invalid = |d: Vec<Diagnostic>| Ok(report_invalid(printer, args.output.get(), d));
-    let goal = match args.kubernetes.as_deref().map(|k| (k, Target::parse(k))) {
+    // `--to`: the same steps as `--kubernetes`, each written only once the cluster reports the
+    // previous one healthy.
+    let chained = args.to.is_some() && !args.no_cluster_check;
+    let asked = args.kubernetes.as_deref().or(args.to.as_deref());
+    let goal = match asked.map(|k| (k, Target::parse(k))) {
         None => Goal::Patch,
         Some((_, Some(target))) => Goal::Version(target),
         Some((text, None)) => {
@@ -208,7 +213,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                 };
                 match connected {
                     Ok(c) => {
-                        let v = control_plane_behind(&c, t);
+                        let v = control_plane_behind(&c, t, chained);
                         cluster = Some(c);
                         v
                     }
@@ -226,7 +231,8 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                     )
                     .with_hint(format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint())),
                 ),
-                Ok(Some(why)) => line.waiting = Some(why),
+                Ok(Some(Err(failed))) => errs.push(stopped(src, t, target, &failed)),
+                Ok(Some(Ok(why))) => line.waiting = Some(why),
                 Ok(None) => match remove_entry(&src.path, &src.text, HELD) {
                     Some(text) => {
                         edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
@@ -262,6 +268,50 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             Step::Move { to, further } if line.outside_window().is_some() => {
                 line.to = Some(to);
                 line.further = further;
+            }
+            // A chained upgrade writes the next step only once the cluster runs the last one.
+            Step::Move { to, further } if chained => {
+                let health = match cluster.take() {
+                    Some(c) => Ok(c),
+                    None => Cluster::connect(&ClusterTarget {
+                        kubeconfig: args.cluster.kubeconfig.clone(),
+                        context: args.cluster.context.clone(),
+                        timeout: None,
+                    }),
+                }
+                .and_then(|c| {
+                    let h = upgrade_gate::read(&c, t);
+                    cluster = Some(c);
+                    h
+                });
+                match health {
+                    Err(e) => errs.push(
+                        src.error(
+                            FIELD,
+                            format!(
+                                "tenant `{}`: the next step towards {goal} waits for the cluster to run {}, and the management cluster cannot say whether it does: {e}",
+                                t.name, t.version
+                            ),
+                        )
+                        .with_hint(format!("{}; or take the step without asking: `--kubernetes {goal}`", e.hint())),
+                    ),
+                    Ok(Health::Failed(why)) => errs.push(stopped(src, t, goal.target().unwrap_or(Target::Exact(t.version)), &why)),
+                    Ok(Health::Waiting(why)) => line.waiting = Some(why),
+                    Ok(Health::Healthy) => {
+                        match move_control_plane(src, t, to) {
+                            Some((text, holds_pools)) => {
+                                edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
+                                line.to = Some(to);
+                                line.further = further;
+                                line.holds_pools = holds_pools;
+                            }
+                            None => errs.push(
+                                src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
+                                    .with_hint("write it as a plain or quoted one-line string, e.g. `version: v1.33.4`"),
+                            ),
+                        }
+                    }
+                }
             }
             Step::Move { to, further } => match move_control_plane(src, t, to) {
                 Some((text, holds_pools)) => {
@@ -378,30 +428,52 @@ fn windows_of<'m>(model: &'m crate::model::Model, t: &'m crate::model::Tenant) -
     wave_of(waves, &t.labels).map_or(&[], |i| &waves[i].maintenance_windows)
 }
 
+/// The error that stops a chained upgrade: the tenant's last step will not become healthy.
+fn stopped(src: &Source, t: &crate::model::Tenant, target: Target, why: &str) -> Diagnostic {
+    src.error(
+        FIELD,
+        format!(
+            "tenant `{}`: the step to {} did not become healthy, so the upgrade to {target} stops here: {why}",
+            t.name, t.version
+        ),
+    )
+    .with_hint(format!(
+        "fix what its controller reports (`kaas-gitops status {0}` shows the tenant), or roll the step back in `tenants/{0}.yaml`; the same upgrade goes on once the cluster runs {1}",
+        t.name, t.version
+    ))
+}
+
 /// Why the control plane of `t` is not yet at its version on the cluster (`None`: it is), read
-/// as `wait` reads it (`crate::status::health::kamaji_control_plane`).
+/// as `wait` reads it (`crate::status::health::kamaji_control_plane`); `Err` inside: its
+/// controller gave up on it (only when `chained`: a chained upgrade stops there).
+#[allow(clippy::type_complexity)]
 fn control_plane_behind(
     cluster: &Cluster,
     t: &crate::model::Tenant,
-) -> Result<Option<String>, crate::cluster::ClusterError> {
+    chained: bool,
+) -> Result<Option<Result<String, String>>, crate::cluster::ClusterError> {
     let listed = cluster.list(KAMAJI_CONTROL_PLANE, Some(&t.name), None)?;
     let Some(kcp) = listed.iter().find(|o| o["metadata"]["name"] == t.name.as_str()) else {
-        return Ok(Some(format!(
+        return Ok(Some(Ok(format!(
             "KamajiControlPlane {0}/{0} is not on the cluster",
             t.name
-        )));
+        ))));
     };
     let want = t.version.to_string();
     let spec = kcp["spec"]["version"].as_str().unwrap_or_default();
     if spec.trim_start_matches('v') != want.trim_start_matches('v') {
-        return Ok(Some(format!(
+        return Ok(Some(Ok(format!(
             "KamajiControlPlane {0}/{0} asks for {spec}, not {want}: Flux has not applied the control plane step yet",
             t.name
-        )));
+        ))));
     }
     let (state, summary) = crate::status::health::kamaji_control_plane(kcp);
-    Ok((state != crate::status::State::Ready)
-        .then(|| format!("KamajiControlPlane {0}/{0} is {1}: {summary}", t.name, state.word())))
+    let why = format!("KamajiControlPlane {0}/{0} is {1}: {summary}", t.name, state.word());
+    Ok(match state {
+        crate::status::State::Ready => None,
+        crate::status::State::Failed if chained => Some(Err(why)),
+        _ => Some(Ok(why)),
+    })
 }
 
 /// The plan under `--format json`: `written` when the tenant files were edited and rendered;
@@ -446,7 +518,7 @@ fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
     };
     let mut out = format!("upgrade to {target}{scope}:\n");
     let width = lines.iter().map(|l| l.tenant.len()).max().unwrap_or(0);
-    let (mut moving, mut further, mut done, mut closed) = (0, 0, 0, 0);
+    let (mut moving, mut further, mut done, mut closed, mut waiting) = (0, 0, 0, 0, 0);
     for l in lines {
         let what = match (l.to, l.skipped, l.pools, l.outside_window()) {
             (_, Some(why), _, _) => format!("{}  {why}", l.from),
@@ -465,6 +537,15 @@ fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
                     "{}  pools wait at {pools}: {}",
                     l.from,
                     l.waiting.as_deref().unwrap_or("the control plane is not there yet")
+                )
+            }
+            (None, None, None, _) if l.waiting.is_some() => {
+                further += 1;
+                waiting += 1;
+                format!(
+                    "{}  next step waits for the cluster: {}",
+                    l.from,
+                    l.waiting.as_deref().unwrap_or_default()
                 )
             }
             (None, None, None, _) => {
@@ -491,13 +572,15 @@ fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
         };
         out.push_str(&format!("  {:width$}  {what}\n", l.tenant));
     }
-    let waiting = if closed > 0 {
-        format!(", {closed} outside their maintenance window")
-    } else {
-        String::new()
-    };
+    let mut tail = String::new();
+    if waiting > 0 {
+        tail.push_str(&format!(", {waiting} waiting for the cluster"));
+    }
+    if closed > 0 {
+        tail.push_str(&format!(", {closed} outside their maintenance window"));
+    }
     out.push_str(&format!(
-        "{moving} to move, {further} with further steps after this one, {done} already at {target}{waiting}\n"
+        "{moving} to move, {further} with further steps after this one, {done} already at {target}{tail}\n"
     ));
     out
 }

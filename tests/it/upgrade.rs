@@ -753,3 +753,126 @@ fn a_patch_wave_waits_for_the_earlier_waves_newest_patches_in_the_last_commit() 
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
 }
+
+/// What the management cluster double (tests/it/support/fleet_api.py) reports for initech: its
+/// KamajiControlPlane asking for `spec` and running `runs`, and its autoscaled pool's
+/// MachineDeployment asking for `pool` with `up_to_date` of its one machine at that version.
+fn initech_on_the_cluster(state: &Path, spec: &str, runs: &str, pool: &str, up_to_date: u64) {
+    let dir = state.join("initech");
+    std::fs::create_dir_all(&dir).unwrap();
+    let kcp = serde_json::json!([{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+        "metadata": {"name": "initech", "namespace": "initech", "generation": 2},
+        "spec": {"version": spec},
+        "status": {"observedGeneration": 2, "ready": true, "version": runs,
+            "initialization": {"controlPlaneInitialized": true},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": ""}]}}]);
+    std::fs::write(dir.join("kamajicontrolplanes.json"), kcp.to_string()).unwrap();
+    let md = serde_json::json!([{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+        "metadata": {"name": "initech-md-0", "namespace": "initech", "generation": 3},
+        "spec": {"template": {"spec": {"version": pool}}},
+        "status": {"observedGeneration": 3, "replicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+            "upToDateReplicas": up_to_date}}]);
+    std::fs::write(dir.join("machinedeployments.json"), md.to_string()).unwrap();
+}
+
+#[test]
+fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step() {
+    let repo = rendered();
+    let state = tempfile::tempdir().unwrap();
+    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
+    let config = crate::common::management_kubeconfig(state.path(), port);
+    let chain = |repo: &Repo| {
+        repo.run(&[
+            "upgrade",
+            "--to",
+            "v1.34",
+            "initech",
+            "--kubeconfig",
+            config.to_str().unwrap(),
+        ])
+    };
+    let version = |repo: &Repo| {
+        let t = repo.read("tenants/initech.yaml");
+        (t.contains("version: v1.33.5"), t.contains("workersVersion:"))
+    };
+    // initech runs v1.32.9, healthy: the first step, the control plane to v1.33.
+    initech_on_the_cluster(state.path(), "v1.32.9", "v1.32.9", "v1.32.9", 1);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)  (then further steps to v1.34)\n1 to move, 1 with further steps after this one, 0 already at v1.34\n"
+    );
+    assert_eq!(version(&repo), (true, true));
+    // Run again before Flux applied it: nothing written, the plan says what it waits for.
+    let before = repo.snapshot();
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("  initech  v1.33.5  pools wait at v1.32.9: KamajiControlPlane initech/initech asks for v1.32.9, not v1.33.5: Flux has not applied the control plane step yet\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(before, repo.snapshot());
+    // The control plane runs v1.33.5: the pools' step.
+    initech_on_the_cluster(state.path(), "v1.33.5", "v1.33.5", "v1.32.9", 1);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  initech  pools v1.32.9 -> v1.33.5  (the control plane runs v1.33.5)  (then further steps to v1.34)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(version(&repo), (true, false));
+    // The next minor waits until the pool is rolled out at v1.33.5, as the cluster reports it.
+    let before = repo.snapshot();
+    let run = chain(&repo);
+    assert!(
+        run.stdout.contains("  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 asks for v1.32.9, not v1.33.5: Flux has not applied the last step yet\n"),
+        "{}",
+        run.stdout
+    );
+    initech_on_the_cluster(state.path(), "v1.33.5", "v1.33.5", "v1.33.5", 0);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date\n0 to move, 1 with further steps after this one, 0 already at v1.34, 1 waiting for the cluster\n"
+    );
+    assert_eq!(before, repo.snapshot(), "a waiting chain writes nothing");
+    // Rolled out: the next minor's control plane step.
+    initech_on_the_cluster(state.path(), "v1.33.5", "v1.33.5", "v1.33.5", 1);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("  initech  v1.33.5 -> v1.34.2  (control plane first; pools held at v1.33.5)\n"),
+        "{}",
+        run.stdout
+    );
+    // Kamaji's webhook refuses the step: the chain stops, naming the object and its message.
+    let dir = state.path().join("initech");
+    let refused = serde_json::json!([{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+        "metadata": {"name": "initech", "namespace": "initech", "generation": 3},
+        "spec": {"version": "v1.34.2"},
+        "status": {"observedGeneration": 3, "ready": true, "version": "v1.33.5",
+            "conditions": [{"type": "TenantControlPlaneCreated", "status": "False", "reason": "TenantControlPlaneCreationFailed",
+                "message": "admission webhook \"vtenantcontrolplane.kb.io\" denied the request: unable to upgrade to a version greater than the supported one"}]}}]);
+    std::fs::write(dir.join("kamajicontrolplanes.json"), refused.to_string()).unwrap();
+    let before = repo.snapshot();
+    let run = chain(&repo);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("tenant `initech`: the step to v1.34.2 did not become healthy, so the upgrade to v1.34 stops here: KamajiControlPlane initech/initech is Failed: v1.33.5, not initialized; TenantControlPlaneCreated: admission webhook \"vtenantcontrolplane.kb.io\" denied the request"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: fix what its controller reports"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot());
+}
