@@ -567,7 +567,8 @@ pub struct UpgradeArgs {
     #[arg(long, value_name = "LABEL=VALUE", conflicts_with = "wave")]
     pub selector: Option<String>,
     /// Only the tenants of this wave of `spec.upgrades.waves`; refused while an earlier wave's
-    /// committed tenant files are not all at the target.
+    /// committed tenant files are not all at the target (with --to: also while one of its
+    /// tenants is not healthy at it on the management cluster).
     #[arg(long, value_name = "NAME")]
     pub wave: Option<String>,
     /// Print the plan, write nothing.

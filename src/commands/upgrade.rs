@@ -21,7 +21,7 @@ use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
 use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
 use crate::commands::render::report_invalid;
 use crate::commands::upgrade_gate::{self, Health};
-use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
+use crate::commands::upgrade_select::{committed_versions, earlier_waves, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
 use crate::model::KubeVersion;
@@ -161,6 +161,15 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             return invalid(errs);
         }
     }
+    // A chained upgrade's wave starts only once every tenant of the earlier waves, at the target
+    // in git, is also healthy at it on the cluster.
+    let mut cluster: Option<Cluster> = None;
+    if let (true, Some(wave)) = (chained, &args.wave) {
+        let errs = wave_health_gate(args, wave, model, &sources, &mut cluster);
+        if !errs.is_empty() {
+            return invalid(errs);
+        }
+    }
     let allowed = Allowed {
         min: model.platform.min_kubernetes,
         max: model.platform.max_kubernetes,
@@ -169,7 +178,6 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     let mut errs = Vec::new();
     let mut lines = Vec::new();
     let mut edits: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
-    let mut cluster: Option<Cluster> = None;
     for t in selected {
         let src = &sources[t.name.as_str()];
         let mut line = Line {
@@ -426,6 +434,63 @@ fn windows_of<'m>(model: &'m crate::model::Model, t: &'m crate::model::Tenant) -
     }
     let waves = &model.platform.waves;
     wave_of(waves, &t.labels).map_or(&[], |i| &waves[i].maintenance_windows)
+}
+
+/// Refuses `--to --wave NAME` while a tenant of an earlier wave is not healthy on the cluster
+/// (each problem at that tenant's `version` line); `cluster` is connected on first use.
+fn wave_health_gate(
+    args: &UpgradeArgs,
+    wave: &str,
+    model: &crate::model::Model,
+    sources: &BTreeMap<&str, Source>,
+    cluster: &mut Option<Cluster>,
+) -> Vec<Diagnostic> {
+    let mut errs = Vec::new();
+    for (t, earlier) in earlier_waves(model, wave) {
+        let health = match cluster.take() {
+            Some(c) => Ok(c),
+            None => Cluster::connect(&ClusterTarget {
+                kubeconfig: args.cluster.kubeconfig.clone(),
+                context: args.cluster.context.clone(),
+                timeout: None,
+            }),
+        }
+        .and_then(|c| {
+            let h = upgrade_gate::read(&c, t);
+            *cluster = Some(c);
+            h
+        });
+        let (message, hint) = match health {
+            Ok(Health::Healthy) => continue,
+            Ok(Health::Waiting(why) | Health::Failed(why)) => (
+                format!(
+                    "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` is at {} in git but not healthy on the cluster: {why}",
+                    t.name, t.version
+                ),
+                format!(
+                    "run the same upgrade again once it is (`kaas-gitops wait {}` waits for it), or finish wave `{earlier}` first",
+                    t.name
+                ),
+            ),
+            Err(e) => (
+                format!(
+                    "wave `{wave}` cannot start: the management cluster cannot say whether tenant `{}` of the earlier wave `{earlier}` runs {}: {e}",
+                    t.name, t.version
+                ),
+                format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint()),
+            ),
+        };
+        let d = match sources.get(t.name.as_str()) {
+            Some(src) => src.error(FIELD, message),
+            None => Diagnostic::error(message).in_file(t.source_path.clone()),
+        };
+        errs.push(d.with_hint(hint));
+        // An unreadable cluster says the same for every tenant: once is enough.
+        if cluster.is_none() {
+            break;
+        }
+    }
+    errs
 }
 
 /// The error that stops a chained upgrade: the tenant's last step will not become healthy.

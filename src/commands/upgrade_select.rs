@@ -106,6 +106,23 @@ pub fn committed_versions(repo: &Path) -> Option<BTreeMap<String, KubeVersion>> 
     )
 }
 
+/// The tenants of the waves before `wave` (not decommissioned), each with its wave's name.
+pub fn earlier_waves<'m>(model: &'m Model, wave: &str) -> Vec<(&'m Tenant, &'m str)> {
+    let waves = &model.platform.waves;
+    let Some(index) = waves.iter().position(|w| w.name == wave) else {
+        return Vec::new();
+    };
+    model
+        .tenants
+        .iter()
+        .filter(|t| !t.decommissioned)
+        .filter_map(|t| {
+            let w = wave_of(waves, &t.labels).filter(|w| *w < index)?;
+            Some((t, waves[w].name.as_str()))
+        })
+        .collect()
+}
+
 /// Refuses `--wave NAME` while a tenant of an earlier wave is not at `target` in `committed`
 /// (each problem at that tenant's `version` line). `sources`: the tenant files as they are now.
 /// `target` `None` (`upgrade --patch`): at the newest listed patch of its committed minor.

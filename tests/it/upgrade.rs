@@ -754,25 +754,52 @@ fn a_patch_wave_waits_for_the_earlier_waves_newest_patches_in_the_last_commit() 
     assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
 }
 
-/// What the management cluster double (tests/it/support/fleet_api.py) reports for initech: its
-/// KamajiControlPlane asking for `spec` and running `runs`, and its autoscaled pool's
-/// MachineDeployment asking for `pool` with `up_to_date` of its one machine at that version.
-fn initech_on_the_cluster(state: &Path, spec: &str, runs: &str, pool: &str, up_to_date: u64) {
-    let dir = state.join("initech");
+/// What the management cluster double (tests/it/support/fleet_api.py) reports for `tenant`: its
+/// KamajiControlPlane asking for `spec` and running `runs`, and each of its `pools`' (name,
+/// `replicas`) MachineDeployment asking for `pool`, `up_to_date` of its machines at that
+/// version (`replicas` `None`: an autoscaled pool of one machine, without `spec.replicas`).
+fn on_the_cluster(
+    state: &Path,
+    tenant: &str,
+    spec: &str,
+    runs: &str,
+    pool: &str,
+    pools: &[(&str, Option<u64>)],
+    up_to_date: u64,
+) {
+    let dir = state.join(tenant);
     std::fs::create_dir_all(&dir).unwrap();
     let kcp = serde_json::json!([{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
-        "metadata": {"name": "initech", "namespace": "initech", "generation": 2},
+        "metadata": {"name": tenant, "namespace": tenant, "generation": 2},
         "spec": {"version": spec},
         "status": {"observedGeneration": 2, "ready": true, "version": runs,
             "initialization": {"controlPlaneInitialized": true},
             "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": ""}]}}]);
     std::fs::write(dir.join("kamajicontrolplanes.json"), kcp.to_string()).unwrap();
-    let md = serde_json::json!([{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
-        "metadata": {"name": "initech-md-0", "namespace": "initech", "generation": 3},
-        "spec": {"template": {"spec": {"version": pool}}},
-        "status": {"observedGeneration": 3, "replicas": 1, "readyReplicas": 1, "availableReplicas": 1,
-            "upToDateReplicas": up_to_date}}]);
-    std::fs::write(dir.join("machinedeployments.json"), md.to_string()).unwrap();
+    let mds: Vec<serde_json::Value> = pools
+        .iter()
+        .map(|(name, replicas)| {
+            let n = replicas.unwrap_or(1);
+            let mut md = serde_json::json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+                "metadata": {"name": format!("{tenant}-{name}"), "namespace": tenant, "generation": 3},
+                "spec": {"template": {"spec": {"version": pool}}},
+                "status": {"observedGeneration": 3, "replicas": n, "readyReplicas": n, "availableReplicas": n,
+                    "upToDateReplicas": up_to_date}});
+            if let Some(r) = replicas {
+                md["spec"]["replicas"] = (*r).into();
+            }
+            md
+        })
+        .collect();
+    std::fs::write(
+        dir.join("machinedeployments.json"),
+        serde_json::Value::from(mds).to_string(),
+    )
+    .unwrap();
+}
+
+fn initech_on_the_cluster(state: &Path, spec: &str, runs: &str, pool: &str, up_to_date: u64) {
+    on_the_cluster(state, "initech", spec, runs, pool, &[("md-0", None)], up_to_date);
 }
 
 #[test]
@@ -875,4 +902,76 @@ fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step
         run.stderr
     );
     assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn a_chained_wave_starts_only_once_the_earlier_waves_are_healthy_on_the_cluster() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet");
+    // The canary (acme) is at v1.34 in git: control plane, then pools, both committed.
+    for step in ["control plane", "pools"] {
+        let run = upgrade(
+            &repo,
+            home.path(),
+            &["--kubernetes", "v1.34", "--wave", "canary", "--no-cluster-check"],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        commit(&format!("canary's {step} to v1.34"));
+    }
+    let state = tempfile::tempdir().unwrap();
+    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
+    let config = crate::common::management_kubeconfig(state.path(), port);
+    let rest = || {
+        upgrade(
+            &repo,
+            home.path(),
+            &[
+                "--to",
+                "v1.34",
+                "--wave",
+                "rest",
+                "--kubeconfig",
+                config.to_str().unwrap(),
+            ],
+        )
+    };
+    // On the cluster its machines are still rolling: the wave `rest` does not start.
+    let acme_pools = [("md-0", Some(2))];
+    on_the_cluster(state.path(), "acme", "v1.34.2", "v1.34.2", "v1.34.2", &acme_pools, 1);
+    let before = repo.snapshot();
+    let run = rest();
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("wave `rest` cannot start: tenant `acme` of the earlier wave `canary` is at v1.34.2 in git but not healthy on the cluster: MachineDeployment acme/acme-md-0 is Progressing: 2/2 ready, 1/2 up to date"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--> tenants/acme.yaml:11:14"), "{}", run.stderr);
+    assert_eq!(before, repo.snapshot());
+    // Rolled out: the wave starts; each of its tenants then waits for its own cluster state.
+    on_the_cluster(state.path(), "acme", "v1.34.2", "v1.34.2", "v1.34.2", &acme_pools, 2);
+    let globex_pools = [("system", Some(1)), ("batch", None)];
+    on_the_cluster(
+        state.path(),
+        "globex",
+        "v1.34.1",
+        "v1.34.1",
+        "v1.34.1",
+        &globex_pools,
+        1,
+    );
+    let run = rest();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("  initech  v1.32.9  next step waits for the cluster: KamajiControlPlane initech/initech is not on the cluster\n"),
+        "{}",
+        run.stdout
+    );
 }
