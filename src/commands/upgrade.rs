@@ -508,15 +508,18 @@ fn stopped(src: &Source, t: &crate::model::Tenant, target: Target, why: &str) ->
     ))
 }
 
+/// What [`control_plane_behind`] found: `None`, at its version; `Some(Ok(why))`, not yet;
+/// `Some(Err(why))`, its controller gave up.
+type Behind = Option<Result<String, String>>;
+
 /// Why the control plane of `t` is not yet at its version on the cluster (`None`: it is), read
 /// as `wait` reads it (`crate::status::health::kamaji_control_plane`); `Err` inside: its
 /// controller gave up on it (only when `chained`: a chained upgrade stops there).
-#[allow(clippy::type_complexity)]
 fn control_plane_behind(
     cluster: &Cluster,
     t: &crate::model::Tenant,
     chained: bool,
-) -> Result<Option<Result<String, String>>, crate::cluster::ClusterError> {
+) -> Result<Behind, crate::cluster::ClusterError> {
     let listed = cluster.list(KAMAJI_CONTROL_PLANE, Some(&t.name), None)?;
     let Some(kcp) = listed.iter().find(|o| o["metadata"]["name"] == t.name.as_str()) else {
         return Ok(Some(Ok(format!(
@@ -571,7 +574,7 @@ fn plan_json(
                 "outsideWindow": l.outside_window().is_some() && l.to.is_some()})
         })
         .collect();
-    serde_json::json!({"target": goal.target().map_or_else(|| "patch".to_string(), |t| t.to_string()), "wave": args.wave, "written": written,
+    serde_json::json!({"target": goal.target().map_or_else(|| "patch".to_string(), |t| t.to_string()), "chained": args.to.is_some(), "wave": args.wave, "written": written,
         "tenants": tenants, "pullRequests": pull_requests})
 }
 

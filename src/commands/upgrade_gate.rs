@@ -82,3 +82,83 @@ pub fn judge(t: &Tenant, kcps: &[Value], mds: &[Value]) -> Health {
     }
     Health::Healthy
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Tenant `acme` of the example repository: v1.33.4, one pool `md-0` of 2 machines.
+    fn acme() -> Tenant {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let inputs = crate::repo::inputs::read(repo, &[]).unwrap().unwrap();
+        let resolved = crate::commands::pipeline::resolve(
+            &inputs,
+            &crate::render::Options::default(),
+            &mut crate::spec::load::ParseCache::default(),
+        )
+        .unwrap();
+        resolved.model.tenants.into_iter().find(|t| t.name == "acme").unwrap()
+    }
+
+    fn kcp(spec: &str, runs: &str, conditions: Value) -> Value {
+        json!({"metadata": {"name": "acme", "generation": 1}, "spec": {"version": spec},
+            "status": {"observedGeneration": 1, "ready": true, "version": runs, "conditions": conditions}})
+    }
+
+    fn md(version: &str, up_to_date: u64) -> Value {
+        json!({"metadata": {"name": "acme-md-0", "generation": 1},
+            "spec": {"replicas": 2, "template": {"spec": {"version": version}}},
+            "status": {"observedGeneration": 1, "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
+                "upToDateReplicas": up_to_date}})
+    }
+
+    fn waiting_for(h: Health, needle: &str) {
+        match h {
+            Health::Waiting(why) => assert!(why.contains(needle), "{why}"),
+            other => panic!("{other:?} is not waiting for {needle}"),
+        }
+    }
+
+    #[test]
+    fn the_next_step_waits_for_the_control_plane_then_every_pool() {
+        let t = acme();
+        let ready = json!([{"type": "Ready", "status": "True", "reason": "Ready", "message": ""}]);
+        waiting_for(
+            judge(&t, &[], &[]),
+            "KamajiControlPlane acme/acme is not on the cluster",
+        );
+        // Flux has not applied the tenant's version yet.
+        waiting_for(
+            judge(&t, &[kcp("v1.33.3", "v1.33.3", ready.clone())], &[]),
+            "asks for v1.33.3, not v1.33.4",
+        );
+        // Kamaji still upgrading: `ready` is true, the version is not there yet.
+        waiting_for(
+            judge(&t, &[kcp("v1.33.4", "v1.33.3", ready.clone())], &[]),
+            "is Progressing",
+        );
+        let at = [kcp("v1.33.4", "v1.33.4", ready)];
+        waiting_for(
+            judge(&t, &at, &[]),
+            "MachineDeployment acme/acme-md-0 is not on the cluster",
+        );
+        waiting_for(judge(&t, &at, &[md("v1.33.3", 2)]), "asks for v1.33.3, not v1.33.4");
+        waiting_for(judge(&t, &at, &[md("v1.33.4", 1)]), "1/2 up to date");
+        assert_eq!(judge(&t, &at, &[md("v1.33.4", 2)]), Health::Healthy);
+    }
+
+    #[test]
+    fn a_step_kamajis_webhook_refused_stops_the_chain() {
+        let t = acme();
+        let refused = json!([{"type": "TenantControlPlaneCreated", "status": "False", "reason": "Failed",
+            "message": "admission webhook \"vtenantcontrolplane.kb.io\" denied the request: unable to upgrade"}]);
+        match judge(&t, &[kcp("v1.33.4", "v1.32.9", refused)], &[md("v1.33.4", 2)]) {
+            Health::Failed(why) => assert!(
+                why.starts_with("KamajiControlPlane acme/acme is Failed:") && why.contains("denied the request"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+}
