@@ -869,10 +869,22 @@ fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step
         "upgrade to v1.34:\n  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date\n0 to move, 1 with further steps after this one, 0 already at v1.34, 1 waiting for the cluster\n"
     );
     assert_eq!(before, repo.snapshot(), "a waiting chain writes nothing");
-    let json = repo.run(&["upgrade", "--to", "v1.34", "initech", "--kubeconfig", config.to_str().unwrap(), "-o", "json"]);
+    let json = repo.run(&[
+        "upgrade",
+        "--to",
+        "v1.34",
+        "initech",
+        "--kubeconfig",
+        config.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
     assert_eq!(json.code, 0, "{}", json.stderr);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!((&doc["chained"], &doc["written"]), (&serde_json::json!(true), &serde_json::json!(false)));
+    assert_eq!(
+        (&doc["chained"], &doc["written"]),
+        (&serde_json::json!(true), &serde_json::json!(false))
+    );
     assert_eq!(
         doc["tenants"][0]["waiting"],
         "MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date"
