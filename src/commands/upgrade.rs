@@ -587,6 +587,8 @@ fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
     let mut out = format!("upgrade to {target}{scope}:\n");
     let width = lines.iter().map(|l| l.tenant.len()).max().unwrap_or(0);
     let (mut moving, mut further, mut done, mut closed, mut waiting) = (0, 0, 0, 0, 0);
+    // A chained upgrade's tenants arrive; the others are already there.
+    let arrived = if args.to.is_some() { "arrived at" } else { "already at" };
     for l in lines {
         let what = match (l.to, l.skipped, l.pools, l.outside_window()) {
             (_, Some(why), _, _) => format!("{}  {why}", l.from),
@@ -618,7 +620,7 @@ fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
             }
             (None, None, None, _) => {
                 done += 1;
-                format!("{}  already at {target}", l.from)
+                format!("{}  {arrived} {target}", l.from)
             }
             (Some(to), None, pools, None) => {
                 moving += 1;
@@ -648,7 +650,7 @@ fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
         tail.push_str(&format!(", {closed} outside their maintenance window"));
     }
     out.push_str(&format!(
-        "{moving} to move, {further} with further steps after this one, {done} already at {target}{tail}\n"
+        "{moving} to move, {further} with further steps after this one, {done} {arrived} {target}{tail}\n"
     ));
     out
 }

@@ -828,7 +828,7 @@ fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "upgrade to v1.34:\n  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)  (then further steps to v1.34)\n1 to move, 1 with further steps after this one, 0 already at v1.34\n"
+        "upgrade to v1.34:\n  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)  (then further steps to v1.34)\n1 to move, 1 with further steps after this one, 0 arrived at v1.34\n"
     );
     assert_eq!(version(&repo), (true, true));
     // Run again before Flux applied it: nothing written, the plan says what it waits for.
@@ -866,7 +866,7 @@ fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "upgrade to v1.34:\n  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date\n0 to move, 1 with further steps after this one, 0 already at v1.34, 1 waiting for the cluster\n"
+        "upgrade to v1.34:\n  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date\n0 to move, 1 with further steps after this one, 0 arrived at v1.34, 1 waiting for the cluster\n"
     );
     assert_eq!(before, repo.snapshot(), "a waiting chain writes nothing");
     let json = repo.run(&[
@@ -961,6 +961,17 @@ fn a_chained_wave_starts_only_once_the_earlier_waves_are_healthy_on_the_cluster(
             ],
         )
     };
+    // The canary itself has arrived: nothing to write, and no cluster to ask.
+    let run = upgrade(
+        &repo,
+        home.path(),
+        &["--to", "v1.34", "--wave", "canary", "--kubeconfig", "/nonexistent"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34 (wave `canary`):\n  acme  v1.34.2  arrived at v1.34\n0 to move, 0 with further steps after this one, 1 arrived at v1.34\n"
+    );
     // On the cluster its machines are still rolling: the wave `rest` does not start.
     let acme_pools = [("md-0", Some(2))];
     on_the_cluster(state.path(), "acme", "v1.34.2", "v1.34.2", "v1.34.2", &acme_pools, 1);
