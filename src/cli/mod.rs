@@ -168,6 +168,12 @@ pub enum Command {
     /// what to what, and who needs further steps. A step is one minor up, to the newest patch
     /// of that minor in `spec.upgrades.kubernetesReleases` (or the exact version asked for).
     /// Nothing is written when any selected tenant cannot take its step (docs/upgrades.md).
+    ///
+    /// `--patch` moves each tenant to the newest listed patch of its own minor instead; `--to`
+    /// is a chained upgrade that writes each next step only once the management cluster runs
+    /// the previous one healthy (for a scheduled job). A tenant with `maintenanceWindows` (its
+    /// own, or its wave's) moves only while one is open; outside them nothing is written for it
+    /// and the plan says when the next one opens.
     Upgrade(UpgradeArgs),
     /// Resolve every image's tag to the digest of its manifest and record it in kaas.lock.
     ///
@@ -544,8 +550,19 @@ pub enum Forge {
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     /// The target: `vX.Y` (the newest listed patch of that minor) or an exact `vX.Y.Z`.
-    #[arg(long = "kubernetes", value_name = "VERSION")]
-    pub kubernetes: String,
+    #[arg(long = "kubernetes", value_name = "VERSION", required_unless_present_any = ["patch", "to"])]
+    pub kubernetes: Option<String>,
+    /// Instead of --kubernetes: a chained upgrade to `vX.Y[.Z]`, several minors away if need be.
+    /// Each run writes the next step only (the control plane one minor, then its pools, then
+    /// the next minor), and only once the management cluster reports the previous step healthy
+    /// (the KamajiControlPlane at its version, every MachineDeployment rolled out); a step
+    /// whose controller gave up stops the chain (exit 1). Run it until every tenant arrived.
+    #[arg(long, value_name = "VERSION", conflicts_with_all = ["kubernetes", "patch"])]
+    pub to: Option<String>,
+    /// Instead of --kubernetes: move each selected tenant to the newest patch of its own minor
+    /// listed in `spec.upgrades.kubernetesReleases` (never another minor, never down).
+    #[arg(long, conflicts_with = "kubernetes")]
+    pub patch: bool,
     /// The tenants to move (stems of `tenants/<TENANT>.yaml`); default: every tenant.
     #[arg(value_name = "TENANT", conflicts_with_all = ["selector", "wave"])]
     pub tenants: Vec<String>,
@@ -553,7 +570,8 @@ pub struct UpgradeArgs {
     #[arg(long, value_name = "LABEL=VALUE", conflicts_with = "wave")]
     pub selector: Option<String>,
     /// Only the tenants of this wave of `spec.upgrades.waves`; refused while an earlier wave's
-    /// committed tenant files are not all at the target.
+    /// committed tenant files are not all at the target (with --to: also while one of its
+    /// tenants is not healthy at it on the management cluster).
     #[arg(long, value_name = "NAME")]
     pub wave: Option<String>,
     /// Print the plan, write nothing.
@@ -572,6 +590,10 @@ pub struct UpgradeArgs {
     /// whether the control plane runs the new version (you checked it yourself).
     #[arg(long)]
     pub no_cluster_check: bool,
+    /// Judge maintenance windows as at this instant, an RFC 3339 time such as
+    /// `2026-12-05T01:30:00Z`, instead of the clock (to preview a window, and for tests).
+    #[arg(long, value_name = "TIME", env = "KAAS_NOW")]
+    pub now: Option<String>,
     /// The management cluster `upgrade` asks whether a control plane step is done, before it
     /// releases the pools held for it.
     #[command(flatten)]

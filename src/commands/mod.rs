@@ -20,6 +20,7 @@ mod schema;
 mod status;
 mod summary;
 mod upgrade;
+mod upgrade_gate;
 mod upgrade_select;
 mod validate;
 mod wait;

@@ -20,11 +20,13 @@ use anyhow::Result;
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
 use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
 use crate::commands::render::report_invalid;
-use crate::commands::upgrade_select::{committed_versions, select, wave_gate};
+use crate::commands::upgrade_gate::{self, Health};
+use crate::commands::upgrade_select::{committed_versions, earlier_waves, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
 use crate::model::KubeVersion;
-use crate::model::upgrade::{Allowed, Step, Target, step};
+use crate::model::upgrade::{Allowed, Step, Target, patch_step, step, wave_of};
+use crate::model::window::{self, MaintenanceWindow, Opening, When};
 use crate::render::Options;
 use crate::repo::{inputs, stat_cache, tree};
 use crate::spec::edit::{insert_after, remove_entry, replace_scalar};
@@ -34,6 +36,33 @@ use crate::spec::source::Source;
 const FIELD: &str = "spec.kubernetes.version";
 /// Where `upgrade` holds the pools while the control plane steps first.
 const HELD: &str = "spec.kubernetes.workersVersion";
+
+/// What `upgrade` moves tenants towards.
+#[derive(Debug, Clone, Copy)]
+enum Goal {
+    /// `--kubernetes vX.Y[.Z]`.
+    Version(Target),
+    /// `--patch`: the newest listed patch of each tenant's own minor.
+    Patch,
+}
+
+impl Goal {
+    fn target(self) -> Option<Target> {
+        match self {
+            Goal::Version(t) => Some(t),
+            Goal::Patch => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Goal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Goal::Version(t) => write!(f, "{t}"),
+            Goal::Patch => f.write_str("the newest listed patch"),
+        }
+    }
+}
 
 /// One line of the plan.
 struct Line {
@@ -50,17 +79,53 @@ struct Line {
     pools: Option<KubeVersion>,
     /// Why held pools wait: the control plane is not at its version on the cluster yet.
     waiting: Option<String>,
+    /// The tenant's maintenance windows at this run's instant (`None`: it has none).
+    window: Option<Opening>,
+}
+
+impl Line {
+    /// Outside every window: the step it would take is not written.
+    fn outside_window(&self) -> Option<&jiff::Zoned> {
+        match &self.window {
+            Some(Opening::Closed { opens }) => Some(opens),
+            _ => None,
+        }
+    }
 }
 
 /// Runs `upgrade`.
 pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitStatus> {
     let invalid = |d: Vec<Diagnostic>| Ok(report_invalid(printer, args.output.get(), d));
-    let Some(target) = Target::parse(&args.kubernetes) else {
-        return invalid(vec![
-            Diagnostic::error(format!("`{}` is not a Kubernetes version", args.kubernetes)).with_hint(
-                "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
-            ),
-        ]);
+    // `--to`: the same steps as `--kubernetes`, each written only once the cluster reports the
+    // previous one healthy.
+    let chained = args.to.is_some() && !args.no_cluster_check;
+    let asked = args.kubernetes.as_deref().or(args.to.as_deref());
+    let goal = match asked.map(|k| (k, Target::parse(k))) {
+        None => Goal::Patch,
+        Some((_, Some(target))) => Goal::Version(target),
+        Some((text, None)) => {
+            return invalid(vec![
+                Diagnostic::error(format!("`{text}` is not a Kubernetes version")).with_hint(
+                    "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
+                ),
+            ]);
+        }
+    };
+    // The clock is read here, in the shell, once: the windows are judged at this instant.
+    let now = match args.now.as_deref().map(str::parse::<jiff::Timestamp>) {
+        None => jiff::Timestamp::now(),
+        Some(Ok(t)) => t,
+        Some(Err(e)) => {
+            return invalid(vec![
+                Diagnostic::error(format!(
+                    "`--now {}` is not a time: {e}",
+                    args.now.as_deref().unwrap_or_default()
+                ))
+                .with_hint(
+                    "an RFC 3339 time with its offset, e.g. `2026-12-05T01:30:00Z` or `2026-12-05T02:30:00+01:00`",
+                ),
+            ]);
+        }
     };
     let inputs = match inputs::read(repo, &[])? {
         Err(d) => return invalid(d),
@@ -91,7 +156,16 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             );
             BTreeMap::new()
         });
-        let errs = wave_gate(model, wave, target, &committed, &sources);
+        let errs = wave_gate(model, wave, goal.target(), &committed, &sources);
+        if !errs.is_empty() {
+            return invalid(errs);
+        }
+    }
+    // A chained upgrade's wave starts only once every tenant of the earlier waves, at the target
+    // in git, is also healthy at it on the cluster.
+    let mut cluster: Option<Cluster> = None;
+    if let (true, Some(wave)) = (chained, &args.wave) {
+        let errs = wave_health_gate(args, wave, model, &sources, &mut cluster);
         if !errs.is_empty() {
             return invalid(errs);
         }
@@ -104,7 +178,6 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     let mut errs = Vec::new();
     let mut lines = Vec::new();
     let mut edits: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
-    let mut cluster: Option<Cluster> = None;
     for t in selected {
         let src = &sources[t.name.as_str()];
         let mut line = Line {
@@ -116,6 +189,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             holds_pools: false,
             pools: None,
             waiting: None,
+            window: window::opening(windows_of(model, t), now),
         };
         if t.decommissioned {
             line.skipped = Some("decommissioned, skipped");
@@ -123,9 +197,17 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             continue;
         }
         let held = src.scalar(HELD).and_then(|s| KubeVersion::parse(&s.text));
-        if let Some(pools) = held.filter(|h| *h < t.version) {
+        // `--patch` moves control planes within their minor only: pools held for a minor step
+        // stay held (the next `--kubernetes` run releases them).
+        if let (Some(pools), Goal::Version(target)) = (held.filter(|h| *h < t.version), goal) {
             // The pools wait for the control plane's last step: this run's step is theirs.
             line.pools = Some(pools);
+            if line.outside_window().is_some() {
+                // Releasing the pools rolls machines: it waits for the window too.
+                line.to = Some(t.version);
+                lines.push(line);
+                continue;
+            }
             let verdict = if args.no_cluster_check {
                 Ok(None)
             } else {
@@ -139,7 +221,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                 };
                 match connected {
                     Ok(c) => {
-                        let v = control_plane_behind(&c, t);
+                        let v = control_plane_behind(&c, t, chained);
                         cluster = Some(c);
                         v
                     }
@@ -157,7 +239,8 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                     )
                     .with_hint(format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint())),
                 ),
-                Ok(Some(why)) => line.waiting = Some(why),
+                Ok(Some(Err(failed))) => errs.push(stopped(src, t, target, &failed)),
+                Ok(Some(Ok(why))) => line.waiting = Some(why),
                 Ok(None) => match remove_entry(&src.path, &src.text, HELD) {
                     Some(text) => {
                         edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
@@ -173,18 +256,71 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             lines.push(line);
             continue;
         }
-        match step(t.version, target, &allowed) {
+        let next = match goal {
+            Goal::Version(target) => step(t.version, target, &allowed),
+            Goal::Patch => patch_step(t.version, &allowed),
+        };
+        match next {
             Step::AtTarget => {}
             Step::Blocked { reason, hint } => errs.push(
                 src.error(
                     FIELD,
                     format!(
-                        "tenant `{}` at {} cannot move towards {target}: {reason}",
+                        "tenant `{}` at {} cannot move towards {goal}: {reason}",
                         t.name, t.version
                     ),
                 )
                 .with_hint(hint),
             ),
+            // Outside its windows the step is planned, shown, and not written.
+            Step::Move { to, further } if line.outside_window().is_some() => {
+                line.to = Some(to);
+                line.further = further;
+            }
+            // A chained upgrade writes the next step only once the cluster runs the last one.
+            Step::Move { to, further } if chained => {
+                let health = match cluster.take() {
+                    Some(c) => Ok(c),
+                    None => Cluster::connect(&ClusterTarget {
+                        kubeconfig: args.cluster.kubeconfig.clone(),
+                        context: args.cluster.context.clone(),
+                        timeout: None,
+                    }),
+                }
+                .and_then(|c| {
+                    let h = upgrade_gate::read(&c, t);
+                    cluster = Some(c);
+                    h
+                });
+                match health {
+                    Err(e) => errs.push(
+                        src.error(
+                            FIELD,
+                            format!(
+                                "tenant `{}`: the next step towards {goal} waits for the cluster to run {}, and the management cluster cannot say whether it does: {e}",
+                                t.name, t.version
+                            ),
+                        )
+                        .with_hint(format!("{}; or take the step without asking: `--kubernetes {goal}`", e.hint())),
+                    ),
+                    Ok(Health::Failed(why)) => errs.push(stopped(src, t, goal.target().unwrap_or(Target::Exact(t.version)), &why)),
+                    Ok(Health::Waiting(why)) => line.waiting = Some(why),
+                    Ok(Health::Healthy) => {
+                        match move_control_plane(src, t, to) {
+                            Some((text, holds_pools)) => {
+                                edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
+                                line.to = Some(to);
+                                line.further = further;
+                                line.holds_pools = holds_pools;
+                            }
+                            None => errs.push(
+                                src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
+                                    .with_hint("write it as a plain or quoted one-line string, e.g. `version: v1.33.4`"),
+                            ),
+                        }
+                    }
+                }
+            }
             Step::Move { to, further } => match move_control_plane(src, t, to) {
                 Some((text, holds_pools)) => {
                     edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
@@ -222,10 +358,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     printer.diagnostics(&rendered.warnings);
     let json = args.output.get() == Format::Json;
     if !json {
-        printer.data(&plan_text(target, args, &lines));
+        printer.data(&plan_text(goal, args, &lines));
     }
     if args.dry_run || edits.is_empty() {
-        printer.envelope(true, plan_json(target, args, &lines, false, vec![]));
+        printer.envelope(true, plan_json(goal, args, &lines, false, vec![]));
         return Ok(ExitStatus::Success);
     }
     let mut plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
@@ -236,7 +372,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     tree::apply(repo, &plan)?;
     let moved: Vec<&str> = lines
         .iter()
-        .filter(|l| l.to.is_some())
+        .filter(|l| l.to.is_some() && l.outside_window().is_none())
         .map(|l| l.tenant.as_str())
         .collect();
     printer.status(&format!(
@@ -248,7 +384,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             "next: commit and push (or rerun with --pr), let Flux apply it (`kaas-gitops wait {}`), then run the same upgrade again for tenants with further steps",
             moved.join(" ")
         ));
-        printer.envelope(true, plan_json(target, args, &lines, true, vec![]));
+        printer.envelope(true, plan_json(goal, args, &lines, true, vec![]));
         return Ok(ExitStatus::Success);
     }
     let mut proposals = Vec::new();
@@ -266,11 +402,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         let status = pr::run(&nested, repo, &pr_args)?;
         proposals.extend(nested.captured());
         if status != ExitStatus::Success {
-            printer.envelope(false, plan_json(target, args, &lines, true, proposals));
+            printer.envelope(false, plan_json(goal, args, &lines, true, proposals));
             return Ok(status);
         }
     }
-    printer.envelope(true, plan_json(target, args, &lines, true, proposals));
+    printer.envelope(true, plan_json(goal, args, &lines, true, proposals));
     Ok(ExitStatus::Success)
 }
 
@@ -291,36 +427,127 @@ fn move_control_plane(src: &Source, t: &crate::model::Tenant, to: KubeVersion) -
     Some((held, true))
 }
 
+/// The windows that govern `t`: its own, else its wave's (empty: any time).
+fn windows_of<'m>(model: &'m crate::model::Model, t: &'m crate::model::Tenant) -> &'m [MaintenanceWindow] {
+    if !t.maintenance_windows.is_empty() {
+        return &t.maintenance_windows;
+    }
+    let waves = &model.platform.waves;
+    wave_of(waves, &t.labels).map_or(&[], |i| &waves[i].maintenance_windows)
+}
+
+/// Refuses `--to --wave NAME` while a tenant of an earlier wave is not healthy on the cluster
+/// (each problem at that tenant's `version` line); `cluster` is connected on first use.
+fn wave_health_gate(
+    args: &UpgradeArgs,
+    wave: &str,
+    model: &crate::model::Model,
+    sources: &BTreeMap<&str, Source>,
+    cluster: &mut Option<Cluster>,
+) -> Vec<Diagnostic> {
+    let mut errs = Vec::new();
+    for (t, earlier) in earlier_waves(model, wave) {
+        let health = match cluster.take() {
+            Some(c) => Ok(c),
+            None => Cluster::connect(&ClusterTarget {
+                kubeconfig: args.cluster.kubeconfig.clone(),
+                context: args.cluster.context.clone(),
+                timeout: None,
+            }),
+        }
+        .and_then(|c| {
+            let h = upgrade_gate::read(&c, t);
+            *cluster = Some(c);
+            h
+        });
+        let (message, hint) = match health {
+            Ok(Health::Healthy) => continue,
+            Ok(Health::Waiting(why) | Health::Failed(why)) => (
+                format!(
+                    "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` is at {} in git but not healthy on the cluster: {why}",
+                    t.name, t.version
+                ),
+                format!(
+                    "run the same upgrade again once it is (`kaas-gitops wait {}` waits for it), or finish wave `{earlier}` first",
+                    t.name
+                ),
+            ),
+            Err(e) => (
+                format!(
+                    "wave `{wave}` cannot start: the management cluster cannot say whether tenant `{}` of the earlier wave `{earlier}` runs {}: {e}",
+                    t.name, t.version
+                ),
+                format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint()),
+            ),
+        };
+        let d = match sources.get(t.name.as_str()) {
+            Some(src) => src.error(FIELD, message),
+            None => Diagnostic::error(message).in_file(t.source_path.clone()),
+        };
+        errs.push(d.with_hint(hint));
+        // An unreadable cluster says the same for every tenant: once is enough.
+        if cluster.is_none() {
+            break;
+        }
+    }
+    errs
+}
+
+/// The error that stops a chained upgrade: the tenant's last step will not become healthy.
+fn stopped(src: &Source, t: &crate::model::Tenant, target: Target, why: &str) -> Diagnostic {
+    src.error(
+        FIELD,
+        format!(
+            "tenant `{}`: the step to {} did not become healthy, so the upgrade to {target} stops here: {why}",
+            t.name, t.version
+        ),
+    )
+    .with_hint(format!(
+        "fix what its controller reports (`kaas-gitops status {0}` shows the tenant), or roll the step back in `tenants/{0}.yaml`; the same upgrade goes on once the cluster runs {1}",
+        t.name, t.version
+    ))
+}
+
+/// What [`control_plane_behind`] found: `None`, at its version; `Some(Ok(why))`, not yet;
+/// `Some(Err(why))`, its controller gave up.
+type Behind = Option<Result<String, String>>;
+
 /// Why the control plane of `t` is not yet at its version on the cluster (`None`: it is), read
-/// as `wait` reads it (`crate::status::health::kamaji_control_plane`).
+/// as `wait` reads it (`crate::status::health::kamaji_control_plane`); `Err` inside: its
+/// controller gave up on it (only when `chained`: a chained upgrade stops there).
 fn control_plane_behind(
     cluster: &Cluster,
     t: &crate::model::Tenant,
-) -> Result<Option<String>, crate::cluster::ClusterError> {
+    chained: bool,
+) -> Result<Behind, crate::cluster::ClusterError> {
     let listed = cluster.list(KAMAJI_CONTROL_PLANE, Some(&t.name), None)?;
     let Some(kcp) = listed.iter().find(|o| o["metadata"]["name"] == t.name.as_str()) else {
-        return Ok(Some(format!(
+        return Ok(Some(Ok(format!(
             "KamajiControlPlane {0}/{0} is not on the cluster",
             t.name
-        )));
+        ))));
     };
     let want = t.version.to_string();
     let spec = kcp["spec"]["version"].as_str().unwrap_or_default();
     if spec.trim_start_matches('v') != want.trim_start_matches('v') {
-        return Ok(Some(format!(
+        return Ok(Some(Ok(format!(
             "KamajiControlPlane {0}/{0} asks for {spec}, not {want}: Flux has not applied the control plane step yet",
             t.name
-        )));
+        ))));
     }
     let (state, summary) = crate::status::health::kamaji_control_plane(kcp);
-    Ok((state != crate::status::State::Ready)
-        .then(|| format!("KamajiControlPlane {0}/{0} is {1}: {summary}", t.name, state.word())))
+    let why = format!("KamajiControlPlane {0}/{0} is {1}: {summary}", t.name, state.word());
+    Ok(match state {
+        crate::status::State::Ready => None,
+        crate::status::State::Failed if chained => Some(Err(why)),
+        _ => Some(Ok(why)),
+    })
 }
 
 /// The plan under `--format json`: `written` when the tenant files were edited and rendered;
 /// `pullRequests` the `pr` documents of `--pr`.
 fn plan_json(
-    target: Target,
+    goal: Goal,
     args: &UpgradeArgs,
     lines: &[Line],
     written: bool,
@@ -334,29 +561,47 @@ fn plan_json(
                 (None, true) => "controlPlane",
                 (None, false) => "both",
             };
+            let window = match &l.window {
+                None => serde_json::Value::Null,
+                Some(Opening::Open { closes }) => serde_json::json!({"open": true, "closes": closes.to_string()}),
+                Some(Opening::Closed { opens }) => serde_json::json!({"open": false,
+                    "nextOpens": opens.timestamp().to_string(), "nextOpensLocal": opens.to_string()}),
+            };
             serde_json::json!({"tenant": l.tenant, "from": l.from.to_string(),
                 "to": l.to.map(|t| t.to_string()), "furtherSteps": l.further || l.holds_pools || l.waiting.is_some(), "skipped": l.skipped,
                 "step": step, "poolsHeldAt": l.pools.or(l.holds_pools.then_some(l.from)).map(|v| v.to_string()),
-                "waiting": l.waiting})
+                "waiting": l.waiting, "maintenanceWindow": window,
+                "outsideWindow": l.outside_window().is_some() && l.to.is_some()})
         })
         .collect();
-    serde_json::json!({"target": target.to_string(), "wave": args.wave, "written": written,
+    serde_json::json!({"target": goal.target().map_or_else(|| "patch".to_string(), |t| t.to_string()), "chained": args.to.is_some(), "wave": args.wave, "written": written,
         "tenants": tenants, "pullRequests": pull_requests})
 }
 
 /// The plan as the user reads it: who moves from what to what, who needs more steps.
-fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
+fn plan_text(target: Goal, args: &UpgradeArgs, lines: &[Line]) -> String {
     let scope = match &args.wave {
         Some(w) => format!(" (wave `{w}`)"),
         None => String::new(),
     };
     let mut out = format!("upgrade to {target}{scope}:\n");
     let width = lines.iter().map(|l| l.tenant.len()).max().unwrap_or(0);
-    let (mut moving, mut further, mut done) = (0, 0, 0);
+    let (mut moving, mut further, mut done, mut closed, mut waiting) = (0, 0, 0, 0, 0);
+    // A chained upgrade's tenants arrive; the others are already there.
+    let arrived = if args.to.is_some() { "arrived at" } else { "already at" };
     for l in lines {
-        let what = match (l.to, l.skipped, l.pools) {
-            (_, Some(why), _) => format!("{}  {why}", l.from),
-            (None, None, Some(pools)) => {
+        let what = match (l.to, l.skipped, l.pools, l.outside_window()) {
+            (_, Some(why), _, _) => format!("{}  {why}", l.from),
+            (Some(to), None, pools, Some(opens)) => {
+                closed += 1;
+                let opens = When(opens);
+                let step = match pools {
+                    Some(p) => format!("pools {p} -> {to}"),
+                    None => format!("{} -> {to}", l.from),
+                };
+                format!("{step}  not written: outside its maintenance window, which opens next {opens}")
+            }
+            (None, None, Some(pools), _) => {
                 further += 1;
                 format!(
                     "{}  pools wait at {pools}: {}",
@@ -364,11 +609,20 @@ fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
                     l.waiting.as_deref().unwrap_or("the control plane is not there yet")
                 )
             }
-            (None, None, None) => {
-                done += 1;
-                format!("{}  already at {target}", l.from)
+            (None, None, None, _) if l.waiting.is_some() => {
+                further += 1;
+                waiting += 1;
+                format!(
+                    "{}  next step waits for the cluster: {}",
+                    l.from,
+                    l.waiting.as_deref().unwrap_or_default()
+                )
             }
-            (Some(to), None, pools) => {
+            (None, None, None, _) => {
+                done += 1;
+                format!("{}  {arrived} {target}", l.from)
+            }
+            (Some(to), None, pools, None) => {
                 moving += 1;
                 let step = match pools {
                     Some(p) => format!("pools {p} -> {to}  (the control plane runs {to})"),
@@ -388,8 +642,15 @@ fn plan_text(target: Target, args: &UpgradeArgs, lines: &[Line]) -> String {
         };
         out.push_str(&format!("  {:width$}  {what}\n", l.tenant));
     }
+    let mut tail = String::new();
+    if waiting > 0 {
+        tail.push_str(&format!(", {waiting} waiting for the cluster"));
+    }
+    if closed > 0 {
+        tail.push_str(&format!(", {closed} outside their maintenance window"));
+    }
     out.push_str(&format!(
-        "{moving} to move, {further} with further steps after this one, {done} already at {target}\n"
+        "{moving} to move, {further} with further steps after this one, {done} {arrived} {target}{tail}\n"
     ));
     out
 }

@@ -106,12 +106,30 @@ pub fn committed_versions(repo: &Path) -> Option<BTreeMap<String, KubeVersion>> 
     )
 }
 
+/// The tenants of the waves before `wave` (not decommissioned), each with its wave's name.
+pub fn earlier_waves<'m>(model: &'m Model, wave: &str) -> Vec<(&'m Tenant, &'m str)> {
+    let waves = &model.platform.waves;
+    let Some(index) = waves.iter().position(|w| w.name == wave) else {
+        return Vec::new();
+    };
+    model
+        .tenants
+        .iter()
+        .filter(|t| !t.decommissioned)
+        .filter_map(|t| {
+            let w = wave_of(waves, &t.labels).filter(|w| *w < index)?;
+            Some((t, waves[w].name.as_str()))
+        })
+        .collect()
+}
+
 /// Refuses `--wave NAME` while a tenant of an earlier wave is not at `target` in `committed`
 /// (each problem at that tenant's `version` line). `sources`: the tenant files as they are now.
+/// `target` `None` (`upgrade --patch`): at the newest listed patch of its committed minor.
 pub fn wave_gate(
     model: &Model,
     wave: &str,
-    target: Target,
+    target: Option<Target>,
     committed: &BTreeMap<String, KubeVersion>,
     sources: &BTreeMap<&str, Source>,
 ) -> Vec<Diagnostic> {
@@ -132,22 +150,43 @@ pub fn wave_gate(
             .and_then(|s| s.scalar("spec.kubernetes.workersVersion"))
             .and_then(|s| KubeVersion::parse(&s.text))
             .filter(|h| *h < t.version);
-        if target.reached_by(at) && held.is_none() {
+        let newest = model
+            .platform
+            .kubernetes_releases
+            .iter()
+            .filter(|r| (r.major, r.minor) == (at.major, at.minor))
+            .max()
+            .copied();
+        let reached = match target {
+            Some(target) => target.reached_by(at),
+            None => newest.is_none_or(|n| at >= n),
+        };
+        let (goal, flag) = match (target, newest) {
+            (Some(t), _) => (t.to_string(), format!("--kubernetes {t}")),
+            (None, Some(n)) => (
+                format!("the newest listed patch of its minor, {n}"),
+                "--patch".to_string(),
+            ),
+            (None, None) => (String::new(), "--patch".to_string()),
+        };
+        // Pools held for a minor step are the minor step's business, not a patch's.
+        let held = held.filter(|_| target.is_some());
+        if reached && held.is_none() {
             continue;
         }
         let earlier = &waves[earlier].name;
         let message = match held {
-            Some(h) if target.reached_by(at) => format!(
+            Some(h) if reached => format!(
                 "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` has its control plane at {at} and its pools still held at {h}",
                 t.name
             ),
             _ => format!(
-                "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` is at {at} in the last commit, not at {target}",
+                "wave `{wave}` cannot start: tenant `{}` of the earlier wave `{earlier}` is at {at} in the last commit, not at {goal}",
                 t.name
             ),
         };
         let hint = format!(
-            "finish wave `{earlier}` first: `kaas-gitops upgrade --kubernetes {target} --wave {earlier}`, commit, and let Flux apply it (`kaas-gitops wait`)"
+            "finish wave `{earlier}` first: `kaas-gitops upgrade {flag} --wave {earlier}`, commit, and let Flux apply it (`kaas-gitops wait`)"
         );
         let d = match sources.get(t.name.as_str()) {
             Some(src) => src.error("spec.kubernetes.version", message),

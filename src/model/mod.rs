@@ -18,6 +18,7 @@ mod providers;
 mod topology;
 pub mod upgrade;
 pub mod vips;
+pub mod window;
 
 pub use crate::spec::raw::{
     AddonKind, AddonWiring, AddressType, CgroupDriver, Contract, DigestFormat, NodeOs, Provider, ServiceType,
@@ -432,6 +433,9 @@ pub struct Tenant {
     pub labels: BTreeMap<String, String>,
     /// Kubernetes version.
     pub version: KubeVersion,
+    /// When `upgrade` may write its steps (`spec.maintenanceWindows`; empty: its wave's, or
+    /// any time).
+    pub maintenance_windows: Vec<window::MaintenanceWindow>,
     /// Control plane replicas.
     pub cp_replicas: u32,
     /// The datastore the control plane uses.

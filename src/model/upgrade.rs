@@ -219,6 +219,17 @@ pub fn step(from: KubeVersion, target: Target, allowed: &Allowed<'_>) -> Step {
     }
 }
 
+/// The step `upgrade --patch` takes for a tenant at `from`: to the newest listed patch of its
+/// own minor (inside the supported range), never down, never to another minor. A patch step
+/// within a minor is what Kamaji's webhook always lets through (`tcp_version.go` zeroes the
+/// patches before it compares).
+pub fn patch_step(from: KubeVersion, allowed: &Allowed<'_>) -> Step {
+    match allowed.newest_patch(from.major, from.minor) {
+        Some(p) if p > from => Step::Move { to: p, further: false },
+        _ => Step::AtTarget,
+    }
+}
+
 /// A named wave of `spec.upgrades.waves`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wave {
@@ -226,6 +237,8 @@ pub struct Wave {
     pub name: String,
     /// Labels a tenant must all carry; `None`: every tenant no earlier wave took.
     pub selector: Option<BTreeMap<String, String>>,
+    /// When `upgrade` may write its tenants' steps (`maintenanceWindows`; empty: any time).
+    pub maintenance_windows: Vec<crate::model::window::MaintenanceWindow>,
 }
 
 /// The index of the wave that takes a tenant with `labels`: the first whose selector matches.
@@ -313,15 +326,36 @@ mod tests {
     }
 
     #[test]
+    fn a_patch_step_stays_in_its_minor_and_never_goes_down() {
+        let releases = [v("v1.33.1"), v("v1.33.5"), v("v1.34.2"), v("v1.35.0")];
+        let a = allowed(&releases);
+        assert_eq!(
+            patch_step(v("v1.33.4"), &a),
+            Step::Move {
+                to: v("v1.33.5"),
+                further: false
+            }
+        );
+        assert_eq!(patch_step(v("v1.33.5"), &a), Step::AtTarget);
+        // Newer than every listed patch: nothing to do, never a rollback.
+        assert_eq!(patch_step(v("v1.33.9"), &a), Step::AtTarget);
+        // No listed patch of its minor, and v1.35.0 is outside the supported range.
+        assert_eq!(patch_step(v("v1.32.9"), &a), Step::AtTarget);
+        assert_eq!(patch_step(v("v1.35.0"), &a), Step::AtTarget);
+    }
+
+    #[test]
     fn the_first_matching_wave_takes_a_tenant() {
         let waves = [
             Wave {
                 name: "canary".into(),
                 selector: Some([("ring".to_string(), "canary".to_string())].into()),
+                maintenance_windows: Vec::new(),
             },
             Wave {
                 name: "rest".into(),
                 selector: None,
+                maintenance_windows: Vec::new(),
             },
         ];
         assert_eq!(

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 
 use serde_json::{Value, json};
 
-use crate::common::{Repo, loopback_server};
+use crate::common::{Repo, loopback_server, management_kubeconfig};
 
 const ISSUER: &str = "https://login.example.com/realms/corp";
 
@@ -391,19 +391,6 @@ fn groups_become_bindings_inside_the_tenant_and_a_removed_group_is_pruned() {
             .exists()
     );
     assert!(!repo.read("overlays/tenants/acme/kustomization.yaml").contains("access"));
-}
-
-/// A kubeconfig for the management cluster double at `port`.
-fn management_kubeconfig(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
-    let path = dir.join("kubeconfig");
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: lab\nclusters:\n- name: lab\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: me\n  user: {{}}\ncontexts:\n- name: lab\n  context: {{cluster: lab, user: me}}\n"
-        ),
-    )
-    .unwrap();
-    path
 }
 
 #[test]

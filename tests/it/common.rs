@@ -536,3 +536,16 @@ pub fn git(home: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> Stri
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A kubeconfig for the management cluster double at `port`.
+pub fn management_kubeconfig(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: lab\nclusters:\n- name: lab\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: me\n  user: {{}}\ncontexts:\n- name: lab\n  context: {{cluster: lab, user: me}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}

@@ -451,3 +451,558 @@ fn upgrade_pr_proposes_each_moved_tenant_on_its_own_branch() {
     }
     assert_eq!(git(home.path(), repo.path(), &["branch", "--show-current"]), "main\n");
 }
+
+/// acme (wave `canary`) may move on weekend nights in Berlin; the other tenants any time.
+const ACME_WINDOW: &str = "  kubernetes:\n    version: v1.33.4\n  maintenanceWindows:\n    - {days: [sat, sun], start: \"02:00\", duration: 4h, timeZone: Europe/Berlin}\n";
+
+#[test]
+fn upgrade_writes_a_tenants_step_only_inside_its_maintenance_window() {
+    let repo = rendered();
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        ACME_WINDOW,
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let acme = repo.read("tenants/acme.yaml");
+    // Friday 19:00 UTC (20:00 in Berlin): acme's step is planned, not written; globex moves.
+    let friday = "2026-12-04T19:00:00Z";
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "acme", "globex", "--now", friday]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  acme    v1.33.4 -> v1.34.2  not written: outside its maintenance window, which opens next Sat 2026-12-05 02:00 Europe/Berlin (2026-12-05T01:00:00Z)\n  globex  v1.34.1 -> v1.34.2\n1 to move, 0 with further steps after this one, 0 already at v1.34, 1 outside their maintenance window\n"
+    );
+    assert_eq!(repo.read("tenants/acme.yaml"), acme, "nothing written for acme");
+    assert!(repo.read("tenants/globex.yaml").contains("\"v1.34.2\""));
+    let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.33.4");
+    // The same plan as JSON says when the window opens, in UTC and in its zone.
+    let json = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "acme",
+        "--now",
+        friday,
+        "--dry-run",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(doc["kind"], "UpgradeResult");
+    let line = &doc["tenants"][0];
+    assert_eq!(line["tenant"], "acme");
+    assert_eq!(line["outsideWindow"], true);
+    assert_eq!(
+        line["maintenanceWindow"],
+        serde_json::json!({"open": false, "nextOpens": "2026-12-05T01:00:00Z",
+            "nextOpensLocal": "2026-12-05T02:00:00+01:00[Europe/Berlin]"})
+    );
+    // Saturday 02:30 in Berlin, through the environment as a CI job would set it: acme moves.
+    let saturday = std::ffi::OsStr::new("2026-12-05T01:30:00Z");
+    let run = repo.run_with(&["upgrade", "--kubernetes", "v1.34", "acme"], &[("KAAS_NOW", saturday)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  acme  v1.33.4 -> v1.34.2  (control plane first; pools held at v1.33.4)\n1 to move, 1 with further steps after this one, 0 already at v1.34\n"
+    );
+    assert!(
+        repo.read("tenants/acme.yaml")
+            .contains("version: v1.34.2\n    workersVersion: v1.33.4\n")
+    );
+    // Releasing the held pools rolls machines: it waits for the window too, without asking
+    // any cluster.
+    let before = repo.snapshot();
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "acme",
+        "--now",
+        "2026-12-06T05:00:00Z",
+        "--kubeconfig",
+        "/nonexistent",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  acme  pools v1.33.4 -> v1.34.2  not written: outside its maintenance window, which opens next Sat 2026-12-12 02:00 Europe/Berlin (2026-12-12T01:00:00Z)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn a_waves_window_governs_its_tenants_unless_they_set_their_own() {
+    let repo = rendered();
+    repo.replace(
+        "kaas.yaml",
+        "      - name: rest\n",
+        "      - name: rest\n        maintenanceWindows: [{days: [mon, tue, wed, thu, fri], start: \"22:00\", duration: 90m, timeZone: America/New_York}]\n",
+    );
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        ACME_WINDOW,
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    // Friday 19:00 UTC is 14:00 in New York: the wave `rest` (globex, initech) waits until
+    // 22:00 there, 03:00 UTC; acme's own window replaces nothing of theirs.
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "--dry-run",
+        "--now",
+        "2026-12-04T19:00:00Z",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  globex   v1.34.1 -> v1.34.2  not written: outside its maintenance window, which opens next Fri 2026-12-04 22:00 America/New_York (2026-12-05T03:00:00Z)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("  acme     v1.33.4 -> v1.34.2  not written: outside its maintenance window, which opens next Sat 2026-12-05 02:00 Europe/Berlin"), "{}", run.stdout);
+    // 22:30 in New York: the wave's window is open.
+    let run = repo.run(&[
+        "upgrade",
+        "--kubernetes",
+        "v1.34",
+        "--dry-run",
+        "--now",
+        "2026-12-05T03:30:00Z",
+    ]);
+    assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
+}
+
+#[test]
+fn invalid_maintenance_windows_are_all_reported_at_their_fields() {
+    let repo = rendered();
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        "  kubernetes:\n    version: v1.33.4\n  maintenanceWindows:\n    - {days: [sat, caturday], start: \"25:00\", duration: 0h, timeZone: Europe/Berln}\n",
+    );
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let expect = |run: &crate::common::Run, cases: &[(&str, &str, &str, &str)]| {
+        for (message, location, field, hint) in cases {
+            let at = run
+                .stderr
+                .find(message)
+                .unwrap_or_else(|| panic!("{message}:\n{}", run.stderr));
+            let rest = &run.stderr[at..];
+            let block = &rest[..rest[1..].find("error:").map_or(rest.len(), |e| e + 1)];
+            assert!(block.contains(&format!("--> {location}\n")), "{location}:\n{block}");
+            assert!(block.contains(&format!("= field: `{field}`")), "{field}:\n{block}");
+            assert!(block.contains(hint), "{hint}:\n{block}");
+        }
+    };
+    expect(
+        &run,
+        &[
+            (
+                "error: `caturday` is not a day of the week",
+                "tenants/acme.yaml:13:20",
+                "spec.maintenanceWindows[0].days[1]",
+                "hint: one of mon, tue, wed, thu, fri, sat, sun",
+            ),
+            (
+                "error: `25:00` is not a time of day",
+                "tenants/acme.yaml:13:38",
+                "spec.maintenanceWindows[0].start",
+                "hint: write `HH:MM` on a 24-hour clock, from `00:00` to `23:59`",
+            ),
+            (
+                "error: `0h` is not a window length",
+                "tenants/acme.yaml:13:57",
+                "spec.maintenanceWindows[0].duration",
+                "more than zero and at most a week",
+            ),
+            (
+                "error: `Europe/Berln` is not a known time zone",
+                "tenants/acme.yaml:13:71",
+                "spec.maintenanceWindows[0].timeZone",
+                "did you mean `Europe/Berlin`?",
+            ),
+        ],
+    );
+    assert!(
+        run.stderr.contains("error: 4 problem(s) found; nothing was written"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot(), "nothing written");
+    // A wave's windows are checked in kaas.yaml, and `render` refuses them too.
+    let repo = rendered();
+    repo.replace(
+        "kaas.yaml",
+        "      - name: rest\n",
+        "      - name: rest\n        maintenanceWindows: [{days: [], start: \"01:00\", duration: 200h, timeZone: UTC}]\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    expect(
+        &run,
+        &[
+            (
+                "error: a window needs at least one day",
+                "kaas.yaml:62:37",
+                "spec.upgrades.waves[1].maintenanceWindows[0].days",
+                "leave `days` out for every day",
+            ),
+            (
+                "error: `200h` is not a window length",
+                "kaas.yaml:62:67",
+                "spec.upgrades.waves[1].maintenanceWindows[0].duration",
+                "`168h`",
+            ),
+        ],
+    );
+    // `--now` that is not a time is named with what would be.
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.34", "--now", "saturday"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error: `--now saturday` is not a time"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("e.g. `2026-12-05T01:30:00Z`"), "{}", run.stderr);
+}
+
+#[test]
+fn upgrade_patch_moves_each_tenant_to_the_newest_patch_of_its_minor_once() {
+    let repo = rendered();
+    // acme's window is closed at this instant: its patch waits for it.
+    repo.replace(
+        "tenants/acme.yaml",
+        "  kubernetes:\n    version: v1.33.4\n",
+        ACME_WINDOW,
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let friday = "2026-12-04T19:00:00Z";
+    let run = repo.run(&["upgrade", "--patch", "--now", friday]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to the newest listed patch:\n  acme     v1.33.4 -> v1.33.5  not written: outside its maintenance window, which opens next Sat 2026-12-05 02:00 Europe/Berlin (2026-12-05T01:00:00Z)\n  globex   v1.34.1 -> v1.34.2\n  initech  v1.32.9  already at the newest listed patch\n1 to move, 0 with further steps after this one, 1 already at the newest listed patch, 1 outside their maintenance window\n"
+    );
+    assert!(repo.read("tenants/acme.yaml").contains("version: v1.33.4\n"));
+    assert!(repo.read("tenants/globex.yaml").contains("\"v1.34.2\""));
+    // In the window: acme's control plane and the pools that follow it take the patch
+    // together (the skew policy is about minors: nothing is held).
+    let run = repo.run(&["upgrade", "--patch", "--now", "2026-12-05T01:30:00Z"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  acme     v1.33.4 -> v1.33.5\n"), "{}", run.stdout);
+    let acme = repo.read("tenants/acme.yaml");
+    assert!(acme.contains("    version: v1.33.5\n  maintenanceWindows:"), "{acme}");
+    let kcp = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
+    assert_eq!(kcp["spec"]["version"], "v1.33.5");
+    let md = repo.object("overlays/tenants/acme/machinedeployment-acme-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.33.5");
+    // Idempotent: the second run finds every tenant at its newest patch and writes nothing.
+    let before = repo.snapshot();
+    let run = repo.run(&["upgrade", "--patch", "--now", "2026-12-05T01:30:00Z", "-o", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(doc["target"], "patch");
+    assert_eq!(doc["written"], false);
+    assert!(
+        doc["tenants"].as_array().unwrap().iter().all(|t| t["to"].is_null()),
+        "{doc}"
+    );
+    assert_eq!(before, repo.snapshot());
+    // One goal per run.
+    let run = repo.run(&["upgrade", "--patch", "--kubernetes", "v1.34"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--kubernetes"), "{}", run.stderr);
+}
+
+#[test]
+fn a_patch_wave_waits_for_the_earlier_waves_newest_patches_in_the_last_commit() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet");
+    let run = upgrade(&repo, home.path(), &["--patch", "--wave", "rest"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("wave `rest` cannot start: tenant `acme` of the earlier wave `canary` is at v1.33.4 in the last commit, not at the newest listed patch of its minor, v1.33.5"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`kaas-gitops upgrade --patch --wave canary`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(upgrade(&repo, home.path(), &["--patch", "--wave", "canary"]).code, 0);
+    commit("canary to its newest patch");
+    let run = upgrade(&repo, home.path(), &["--patch", "--wave", "rest"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
+}
+
+/// What the management cluster double (tests/it/support/fleet_api.py) reports for `tenant`: its
+/// KamajiControlPlane asking for `spec` and running `runs`, and each of its `pools`' (name,
+/// `replicas`) MachineDeployment asking for `pool`, `up_to_date` of its machines at that
+/// version (`replicas` `None`: an autoscaled pool of one machine, without `spec.replicas`).
+fn on_the_cluster(
+    state: &Path,
+    tenant: &str,
+    spec: &str,
+    runs: &str,
+    pool: &str,
+    pools: &[(&str, Option<u64>)],
+    up_to_date: u64,
+) {
+    let dir = state.join(tenant);
+    std::fs::create_dir_all(&dir).unwrap();
+    let kcp = serde_json::json!([{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+        "metadata": {"name": tenant, "namespace": tenant, "generation": 2},
+        "spec": {"version": spec},
+        "status": {"observedGeneration": 2, "ready": true, "version": runs,
+            "initialization": {"controlPlaneInitialized": true},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": ""}]}}]);
+    std::fs::write(dir.join("kamajicontrolplanes.json"), kcp.to_string()).unwrap();
+    let mds: Vec<serde_json::Value> = pools
+        .iter()
+        .map(|(name, replicas)| {
+            let n = replicas.unwrap_or(1);
+            let mut md = serde_json::json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+                "metadata": {"name": format!("{tenant}-{name}"), "namespace": tenant, "generation": 3},
+                "spec": {"template": {"spec": {"version": pool}}},
+                "status": {"observedGeneration": 3, "replicas": n, "readyReplicas": n, "availableReplicas": n,
+                    "upToDateReplicas": up_to_date}});
+            if let Some(r) = replicas {
+                md["spec"]["replicas"] = (*r).into();
+            }
+            md
+        })
+        .collect();
+    std::fs::write(
+        dir.join("machinedeployments.json"),
+        serde_json::Value::from(mds).to_string(),
+    )
+    .unwrap();
+}
+
+fn initech_on_the_cluster(state: &Path, spec: &str, runs: &str, pool: &str, up_to_date: u64) {
+    on_the_cluster(state, "initech", spec, runs, pool, &[("md-0", None)], up_to_date);
+}
+
+#[test]
+fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step() {
+    let repo = rendered();
+    let state = tempfile::tempdir().unwrap();
+    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
+    let config = crate::common::management_kubeconfig(state.path(), port);
+    let chain = |repo: &Repo| {
+        repo.run(&[
+            "upgrade",
+            "--to",
+            "v1.34",
+            "initech",
+            "--kubeconfig",
+            config.to_str().unwrap(),
+        ])
+    };
+    let version = |repo: &Repo| {
+        let t = repo.read("tenants/initech.yaml");
+        (t.contains("version: v1.33.5"), t.contains("workersVersion:"))
+    };
+    // initech runs v1.32.9, healthy: the first step, the control plane to v1.33.
+    initech_on_the_cluster(state.path(), "v1.32.9", "v1.32.9", "v1.32.9", 1);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)  (then further steps to v1.34)\n1 to move, 1 with further steps after this one, 0 arrived at v1.34\n"
+    );
+    assert_eq!(version(&repo), (true, true));
+    // Run again before Flux applied it: nothing written, the plan says what it waits for.
+    let before = repo.snapshot();
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("  initech  v1.33.5  pools wait at v1.32.9: KamajiControlPlane initech/initech asks for v1.32.9, not v1.33.5: Flux has not applied the control plane step yet\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(before, repo.snapshot());
+    // The control plane runs v1.33.5: the pools' step.
+    initech_on_the_cluster(state.path(), "v1.33.5", "v1.33.5", "v1.32.9", 1);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  initech  pools v1.32.9 -> v1.33.5  (the control plane runs v1.33.5)  (then further steps to v1.34)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(version(&repo), (true, false));
+    // The next minor waits until the pool is rolled out at v1.33.5, as the cluster reports it.
+    let before = repo.snapshot();
+    let run = chain(&repo);
+    assert!(
+        run.stdout.contains("  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 asks for v1.32.9, not v1.33.5: Flux has not applied the last step yet\n"),
+        "{}",
+        run.stdout
+    );
+    initech_on_the_cluster(state.path(), "v1.33.5", "v1.33.5", "v1.33.5", 0);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34:\n  initech  v1.33.5  next step waits for the cluster: MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date\n0 to move, 1 with further steps after this one, 0 arrived at v1.34, 1 waiting for the cluster\n"
+    );
+    assert_eq!(before, repo.snapshot(), "a waiting chain writes nothing");
+    let json = repo.run(&[
+        "upgrade",
+        "--to",
+        "v1.34",
+        "initech",
+        "--kubeconfig",
+        config.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(
+        (&doc["chained"], &doc["written"]),
+        (&serde_json::json!(true), &serde_json::json!(false))
+    );
+    assert_eq!(
+        doc["tenants"][0]["waiting"],
+        "MachineDeployment initech/initech-md-0 is Progressing: 1/1 ready, 0/1 up to date"
+    );
+    // Rolled out: the next minor's control plane step.
+    initech_on_the_cluster(state.path(), "v1.33.5", "v1.33.5", "v1.33.5", 1);
+    let run = chain(&repo);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("  initech  v1.33.5 -> v1.34.2  (control plane first; pools held at v1.33.5)\n"),
+        "{}",
+        run.stdout
+    );
+    // Kamaji's webhook refuses the step: the chain stops, naming the object and its message.
+    let dir = state.path().join("initech");
+    let refused = serde_json::json!([{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+        "metadata": {"name": "initech", "namespace": "initech", "generation": 3},
+        "spec": {"version": "v1.34.2"},
+        "status": {"observedGeneration": 3, "ready": true, "version": "v1.33.5",
+            "conditions": [{"type": "TenantControlPlaneCreated", "status": "False", "reason": "TenantControlPlaneCreationFailed",
+                "message": "admission webhook \"vtenantcontrolplane.kb.io\" denied the request: unable to upgrade to a version greater than the supported one"}]}}]);
+    std::fs::write(dir.join("kamajicontrolplanes.json"), refused.to_string()).unwrap();
+    let before = repo.snapshot();
+    let run = chain(&repo);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("tenant `initech`: the step to v1.34.2 did not become healthy, so the upgrade to v1.34 stops here: KamajiControlPlane initech/initech is Failed: v1.33.5, not initialized; TenantControlPlaneCreated: admission webhook \"vtenantcontrolplane.kb.io\" denied the request"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: fix what its controller reports"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(before, repo.snapshot());
+}
+
+#[test]
+fn a_chained_wave_starts_only_once_the_earlier_waves_are_healthy_on_the_cluster() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let commit = |msg: &str| {
+        git(home.path(), repo.path(), &["add", "-A"]);
+        git(home.path(), repo.path(), &["commit", "-q", "-m", msg]);
+    };
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    commit("fleet");
+    // The canary (acme) is at v1.34 in git: control plane, then pools, both committed.
+    for step in ["control plane", "pools"] {
+        let run = upgrade(
+            &repo,
+            home.path(),
+            &["--kubernetes", "v1.34", "--wave", "canary", "--no-cluster-check"],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        commit(&format!("canary's {step} to v1.34"));
+    }
+    let state = tempfile::tempdir().unwrap();
+    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
+    let config = crate::common::management_kubeconfig(state.path(), port);
+    let rest = || {
+        upgrade(
+            &repo,
+            home.path(),
+            &[
+                "--to",
+                "v1.34",
+                "--wave",
+                "rest",
+                "--kubeconfig",
+                config.to_str().unwrap(),
+            ],
+        )
+    };
+    // The canary itself has arrived: nothing to write, and no cluster to ask.
+    let run = upgrade(
+        &repo,
+        home.path(),
+        &["--to", "v1.34", "--wave", "canary", "--kubeconfig", "/nonexistent"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.34 (wave `canary`):\n  acme  v1.34.2  arrived at v1.34\n0 to move, 0 with further steps after this one, 1 arrived at v1.34\n"
+    );
+    // On the cluster its machines are still rolling: the wave `rest` does not start.
+    let acme_pools = [("md-0", Some(2))];
+    on_the_cluster(state.path(), "acme", "v1.34.2", "v1.34.2", "v1.34.2", &acme_pools, 1);
+    let before = repo.snapshot();
+    let run = rest();
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("wave `rest` cannot start: tenant `acme` of the earlier wave `canary` is at v1.34.2 in git but not healthy on the cluster: MachineDeployment acme/acme-md-0 is Progressing: 2/2 ready, 1/2 up to date"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--> tenants/acme.yaml:11:14"), "{}", run.stderr);
+    assert_eq!(before, repo.snapshot());
+    // Rolled out: the wave starts; each of its tenants then waits for its own cluster state.
+    on_the_cluster(state.path(), "acme", "v1.34.2", "v1.34.2", "v1.34.2", &acme_pools, 2);
+    let globex_pools = [("system", Some(1)), ("batch", None)];
+    on_the_cluster(
+        state.path(),
+        "globex",
+        "v1.34.1",
+        "v1.34.1",
+        "v1.34.1",
+        &globex_pools,
+        1,
+    );
+    let run = rest();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  globex   v1.34.1 -> v1.34.2\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("  initech  v1.32.9  next step waits for the cluster: KamajiControlPlane initech/initech is not on the cluster\n"),
+        "{}",
+        run.stdout
+    );
+}

@@ -18,6 +18,7 @@ mod topology;
 pub mod transitions;
 mod upgrades;
 mod warnings;
+pub mod window;
 
 pub use kamaji_version::check as kamaji_ceiling;
 pub use platform::parse_range;

@@ -61,6 +61,9 @@ pub fn tenant(
         );
     }
 
+    let maintenance_windows =
+        crate::model::build::window::windows(src, "spec.maintenanceWindows", &spec.maintenance_windows, &mut errs);
+
     let cp = &spec.control_plane;
     let cp_replicas = cp.replicas.unwrap_or(2);
     if cp_replicas == 0 {
@@ -202,6 +205,7 @@ pub fn tenant(
         source_path: src.path.clone(),
         labels: file.metadata.labels.clone(),
         version: version.expect("checked above"),
+        maintenance_windows,
         cp_replicas,
         datastore: datastore.expect("checked above"),
         kept_etcd,

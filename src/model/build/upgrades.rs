@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::build::names::{is_dns1123_label, label_key_problem, label_value_problem};
+use crate::model::build::window::windows;
 use crate::model::upgrade::Wave;
 use crate::spec::raw::Upgrades;
 use crate::spec::source::Source;
@@ -15,6 +16,7 @@ pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) 
         return Vec::new();
     };
     let mut names = BTreeSet::new();
+    let mut out = Vec::new();
     let last = spec.waves.len().saturating_sub(1);
     for (i, w) in spec.waves.iter().enumerate() {
         let field = format!("spec.upgrades.waves[{i}]");
@@ -32,6 +34,16 @@ pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) 
                     .with_hint("give each wave its own name"),
             );
         }
+        out.push(Wave {
+            name: w.name.clone(),
+            selector: w.selector.clone(),
+            maintenance_windows: windows(
+                src,
+                &format!("{field}.maintenanceWindows"),
+                &w.maintenance_windows,
+                errs,
+            ),
+        });
         match &w.selector {
             // Without a selector a wave takes every tenant left: any wave after it would be empty.
             None if i != last => errs.push(
@@ -59,11 +71,5 @@ pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) 
             None => {}
         }
     }
-    spec.waves
-        .iter()
-        .map(|w| Wave {
-            name: w.name.clone(),
-            selector: w.selector.clone(),
-        })
-        .collect()
+    out
 }

@@ -116,6 +116,27 @@ pub struct TenantSpec {
     /// Add-ons installed into the tenant cluster from the platform's catalog: its CNI, extra
     /// add-ons, value overrides (see docs/addons.md).
     pub addons: Option<TenantAddons>,
+    /// When `kaas-gitops upgrade` may write this tenant's steps, e.g. `[{days: [sat, sun], start:
+    /// "02:00", duration: 4h, timeZone: Europe/Berlin}]`; outside every window nothing is
+    /// written for it. Replaces its wave's windows; absent (and no wave windows): any time.
+    #[serde(default)]
+    pub maintenance_windows: Vec<MaintenanceWindow>,
+}
+
+/// A weekly maintenance window (`maintenanceWindows[]` of a tenant file or a wave).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MaintenanceWindow {
+    /// The days it opens on, in its time zone: `mon`, `tue`, `wed`, `thu`, `fri`, `sat`, `sun`
+    /// (default: every day).
+    pub days: Option<Vec<String>>,
+    /// The local time it opens at, `HH:MM` (24-hour clock), e.g. `"02:00"`.
+    pub start: String,
+    /// How long it stays open: `4h`, `90m`, `1h30m` (more than zero, at most `168h`).
+    pub duration: String,
+    /// An IANA time zone name, e.g. `Europe/Berlin` or `UTC` (kaas-gitops carries its own copy
+    /// of the time zone database).
+    pub time_zone: String,
 }
 
 /// `spec.kubernetes`.
@@ -559,6 +580,10 @@ pub struct Wave {
     /// Tenant labels that must all match (`metadata.labels` of the tenant file), e.g.
     /// `{ring: canary}`. Absent on the last wave only: every tenant no earlier wave took.
     pub selector: Option<BTreeMap<String, String>>,
+    /// When `upgrade` may write the steps of this wave's tenants (a tenant's own
+    /// `maintenanceWindows` replace these); absent: any time.
+    #[serde(default, rename = "maintenanceWindows")]
+    pub maintenance_windows: Vec<MaintenanceWindow>,
 }
 
 /// `spec.cloudControllerManagers`: a shorthand for the Nutanix CCM's `spec.addons` catalog
