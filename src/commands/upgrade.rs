@@ -279,19 +279,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             }
             // A chained upgrade writes the next step only once the cluster runs the last one.
             Step::Move { to, further } if chained => {
-                let health = match cluster.take() {
-                    Some(c) => Ok(c),
-                    None => Cluster::connect(&ClusterTarget {
-                        kubeconfig: args.cluster.kubeconfig.clone(),
-                        context: args.cluster.context.clone(),
-                        timeout: None,
-                    }),
-                }
-                .and_then(|c| {
-                    let h = upgrade_gate::read(&c, t);
-                    cluster = Some(c);
-                    h
-                });
+                let health = tenant_health(args, &mut cluster, t);
                 match health {
                     Err(e) => errs.push(
                         src.error(
@@ -436,6 +424,26 @@ fn windows_of<'m>(model: &'m crate::model::Model, t: &'m crate::model::Tenant) -
     wave_of(waves, &t.labels).map_or(&[], |i| &waves[i].maintenance_windows)
 }
 
+/// How tenant `t` runs on the management cluster, connecting to it on first use (`cluster` keeps
+/// the connection for the next tenant).
+fn tenant_health(
+    args: &UpgradeArgs,
+    cluster: &mut Option<Cluster>,
+    t: &crate::model::Tenant,
+) -> Result<Health, crate::cluster::ClusterError> {
+    let c = match cluster.take() {
+        Some(c) => c,
+        None => Cluster::connect(&ClusterTarget {
+            kubeconfig: args.cluster.kubeconfig.clone(),
+            context: args.cluster.context.clone(),
+            timeout: None,
+        })?,
+    };
+    let health = upgrade_gate::read(&c, t);
+    *cluster = Some(c);
+    health
+}
+
 /// Refuses `--to --wave NAME` while a tenant of an earlier wave is not healthy on the cluster
 /// (each problem at that tenant's `version` line); `cluster` is connected on first use.
 fn wave_health_gate(
@@ -447,19 +455,7 @@ fn wave_health_gate(
 ) -> Vec<Diagnostic> {
     let mut errs = Vec::new();
     for (t, earlier) in earlier_waves(model, wave) {
-        let health = match cluster.take() {
-            Some(c) => Ok(c),
-            None => Cluster::connect(&ClusterTarget {
-                kubeconfig: args.cluster.kubeconfig.clone(),
-                context: args.cluster.context.clone(),
-                timeout: None,
-            }),
-        }
-        .and_then(|c| {
-            let h = upgrade_gate::read(&c, t);
-            *cluster = Some(c);
-            h
-        });
+        let health = tenant_health(args, cluster, t);
         let (message, hint) = match health {
             Ok(Health::Healthy) => continue,
             Ok(Health::Waiting(why) | Health::Failed(why)) => (
