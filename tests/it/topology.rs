@@ -634,3 +634,26 @@ fn classes_need_the_cluster_topology_gate_declared_or_are_warned_about() {
         run.stderr
     );
 }
+
+/// A class variable that a `workerMachine` patch writes into the worker machine template can
+/// change the machines' size, while an autoscaled pool's scale-from-zero capacity annotations
+/// come from the class's `machine` (found with Cluster API's topology controller in the e2e bed).
+/// alpha sets `workerType` (patched into the Hetzner machine template) and scales `md-0` from
+/// zero: a warning at its variable's line. beta sets `workerCores` but no pool scales from zero,
+/// and `lbType` patches the control plane: no warning for those.
+#[test]
+fn a_machine_variable_on_a_pool_from_zero_is_warned_about() {
+    let repo = render();
+    let run = repo.run(&["render", "--full"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let warning = "warning: `workerType` changes the worker machines (patch `worker-type` of class `hetzner-small`), but cluster-autoscaler sizes an empty pool (burst) from the class's `machine`: 4 vCPUs, 8192 MiB of memory";
+    assert!(run.stderr.contains(warning), "{}", run.stderr);
+    assert!(run.stderr.contains("--> tenants/alpha.yaml:13:"), "{}", run.stderr);
+    for quiet in [
+        "`workerCores` changes",
+        "`lbType` changes",
+        "`evictionStrategy` changes",
+    ] {
+        assert!(!run.stderr.contains(quiet), "{quiet}: {}", run.stderr);
+    }
+}

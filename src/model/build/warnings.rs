@@ -2,7 +2,9 @@
 //! tenant short of what upstream expects. Warnings never stop a run.
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{KubeVersion, NodeOs, Platform, Provider, Tenant};
+use crate::model::topology::PatchValue;
+use crate::model::{KubeVersion, NodeOs, Platform, PoolSize, Provider, Tenant};
+use crate::spec::raw::PatchTarget;
 use crate::spec::source::Source;
 
 /// Every warning about `t`.
@@ -11,7 +13,66 @@ pub(crate) fn tenant(src: &Source, p: &Platform, t: &Tenant) -> Vec<Diagnostic> 
     autoscaler_minor(src, p, t, &mut out);
     cloud_controller_manager(src, p, t, &mut out);
     ignition_gate(src, p, t, &mut out);
+    machine_variables(src, p, t, &mut out);
     out
+}
+
+/// In topology mode a pool's scale-from-zero capacity annotations come from its class's
+/// `machine` (`render/workers.rs`, `autoscaler_annotations`), while a class variable that a
+/// `workerMachine` patch writes into the worker machine template can give the machines another
+/// size. Cluster API v1.14.0's topology controller in the e2e bed showed it: a pool advertising
+/// `capacity.cluster-autoscaler.kubernetes.io/cpu: "2"` cloned with `numCores: 3` from a
+/// `workerCores` override. cluster-autoscaler's clusterapi provider builds an empty node group's
+/// capacity from those annotations (kubernetes/autoscaler
+/// `cluster-autoscaler/cloudprovider/clusterapi/clusterapi_unstructured.go`, `InstanceCapacity`),
+/// so it would scale such a pool up for pods that do not fit, or not for pods that would.
+fn machine_variables(src: &Source, p: &Platform, t: &Tenant, out: &mut Vec<Diagnostic>) {
+    let (Some(tenant), Some(topology)) = (&t.topology, &p.topology) else {
+        return;
+    };
+    let Some(class) = topology.class(&tenant.class) else {
+        return;
+    };
+    let from_zero: Vec<&str> = t
+        .pools
+        .iter()
+        .filter(|pool| matches!(pool.size, PoolSize::Autoscaled { min: 0, .. }))
+        .map(|pool| pool.name.as_str())
+        .collect();
+    if from_zero.is_empty() {
+        return;
+    }
+    for (name, _) in &tenant.variables {
+        let reads = |v: &Option<PatchValue>| match v {
+            Some(PatchValue::Variable(v)) => v == name,
+            Some(PatchValue::Template(text)) => text.contains(&format!(".{name}")),
+            _ => false,
+        };
+        let Some(patch) = class
+            .patches
+            .iter()
+            .filter(|patch| patch.target == PatchTarget::WorkerMachine)
+            .find(|patch| patch.ops.iter().any(|op| reads(&op.value)))
+        else {
+            continue;
+        };
+        out.push(
+            src.warning(
+                &format!("spec.topology.variables.{name}"),
+                format!(
+                    "`{name}` changes the worker machines (patch `{}` of class `{}`), but cluster-autoscaler sizes an empty pool ({}) from the class's `machine`: {} vCPUs, {} MiB of memory",
+                    patch.name,
+                    class.name,
+                    from_zero.join(", "),
+                    class.cpus,
+                    class.memory_mib
+                ),
+            )
+            .with_hint(
+                "if the variable changes the machines' CPU or memory, give each size a class of its own with that `machine`, or keep the pool's `autoscaling.min` at 1 or more",
+            ),
+        );
+    }
 }
 
 /// A Flatcar pool is rendered `format: ignition`, which the kubeadm bootstrap provider's webhook
