@@ -15,6 +15,7 @@ BENCHMARKS.md "Delivery"). Per size N, on a fresh bed (kustomize-controller's TM
    change (scale to a tenant interval: git 10m, oci 1h)
 5. publish (oci): seconds, bytes, registry requests (the registry's access log), cold and one-tenant
 BENCH_TIMEOUT (default 1200 s) bounds each wait; a wait that times out prints how many were Ready.
+BENCH_STEADY_ONLY=1 skips steps 2 and 3 (and the publish figures of step 5 for a change).
 """
 import base64, json, os, re, shutil, time
 
@@ -125,6 +126,8 @@ def one(args, n, delivery):
         if out["cold_ready"] < len(state):
             return out  # the rest measures changes to a settled fleet
         settle_access(e.c, timeout)
+        if os.environ.get("BENCH_STEADY_ONLY"):
+            return steady_state(args, e, out, n, delivery)
 
         # 2. one tenant changes
         p = os.path.join(f.dir, "tenants", f"{ONE_TENANT}.yaml")
@@ -182,20 +185,24 @@ def one(args, n, delivery):
             print(f"bench: {delivery} {n}: kaas.yaml change: {out['platform_edit_rerendered']} tenant artifacts moved, "
                   f"{out['platform_edit_reapplied']} tenant Kustomizations reconciled", flush=True)
 
-        # 4. steady state
-        steady = args.steady
-        if steady:
-            c0 = cpu(e.c)
-            b0 = oci.reconcile_counts(e.c)
-            time.sleep(steady)
-            out["steady_s"] = steady
-            out["steady_cpu"] = delta(c0, cpu(e.c))
-            out["steady_reconciles"] = sum(oci.reconciled_since(b0, oci.reconcile_counts(e.c)).values())
-            print(f"bench: {delivery} {n}: steady {steady}s: CPU {out['steady_cpu']}, {out['steady_reconciles']} reconciles", flush=True)
-        return out
+        return steady_state(args, e, out, n, delivery)
     finally:
         e.c.stop()
         shutil.rmtree(e.work, ignore_errors=True)
+
+
+def steady_state(args, e, out, n, delivery):
+    """4. kustomize- and source-controller CPU over --steady seconds with no change."""
+    steady = args.steady
+    if steady:
+        c0 = cpu(e.c)
+        b0 = oci.reconcile_counts(e.c)
+        time.sleep(steady)
+        out["steady_s"] = steady
+        out["steady_cpu"] = delta(c0, cpu(e.c))
+        out["steady_reconciles"] = sum(oci.reconciled_since(b0, oci.reconcile_counts(e.c)).values())
+        print(f"bench: {delivery} {n}: steady {steady}s: CPU {out['steady_cpu']}, {out['steady_reconciles']} reconciles", flush=True)
+    return out
 
 
 def main(args):
