@@ -293,34 +293,10 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                     ),
                     Ok(Health::Failed(why)) => errs.push(stopped(src, t, goal.target().unwrap_or(Target::Exact(t.version)), &why)),
                     Ok(Health::Waiting(why)) => line.waiting = Some(why),
-                    Ok(Health::Healthy) => {
-                        match move_control_plane(src, t, to) {
-                            Some((text, holds_pools)) => {
-                                edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
-                                line.to = Some(to);
-                                line.further = further;
-                                line.holds_pools = holds_pools;
-                            }
-                            None => errs.push(
-                                src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
-                                    .with_hint("write it as a plain or quoted one-line string, e.g. `version: v1.33.4`"),
-                            ),
-                        }
-                    }
+                    Ok(Health::Healthy) => write_step(src, t, to, further, &mut line, &mut edits, &mut errs),
                 }
             }
-            Step::Move { to, further } => match move_control_plane(src, t, to) {
-                Some((text, holds_pools)) => {
-                    edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
-                    line.to = Some(to);
-                    line.further = further;
-                    line.holds_pools = holds_pools;
-                }
-                None => errs.push(
-                    src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
-                        .with_hint("write it as a plain or quoted one-line string, e.g. `version: v1.33.4`"),
-                ),
-            },
+            Step::Move { to, further } => write_step(src, t, to, further, &mut line, &mut edits, &mut errs),
         }
         lines.push(line);
     }
@@ -396,6 +372,31 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     }
     printer.envelope(true, plan_json(goal, args, &lines, true, proposals));
     Ok(ExitStatus::Success)
+}
+
+/// Writes the control plane step to `to` into the tenant's file (in `edits`) and records it on
+/// its plan line; a version line that cannot be rewritten in place is an error there.
+fn write_step(
+    src: &Source,
+    t: &crate::model::Tenant,
+    to: KubeVersion,
+    further: bool,
+    line: &mut Line,
+    edits: &mut BTreeMap<String, (Vec<u8>, Vec<u8>)>,
+    errs: &mut Vec<Diagnostic>,
+) {
+    match move_control_plane(src, t, to) {
+        Some((text, holds_pools)) => {
+            edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
+            line.to = Some(to);
+            line.further = further;
+            line.holds_pools = holds_pools;
+        }
+        None => errs.push(
+            src.error(FIELD, format!("cannot rewrite this version in place to {to}"))
+                .with_hint("write it as a plain or quoted one-line string, e.g. `version: v1.33.4`"),
+        ),
+    }
 }
 
 /// The tenant file with the control plane at `to` and, for a new minor, the pools that follow
