@@ -97,6 +97,14 @@ pub const MACHINE_DEPLOYMENT: Kind = Kind {
     plural: "machinedeployments",
 };
 
+/// Cluster API MachineSet: read with the MachineDeployments, for the rollout's old Machines.
+pub const MACHINE_SET: Kind = Kind {
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    kind: "MachineSet",
+    plural: "machinesets",
+};
+
 /// A core Secret.
 pub const SECRET: Kind = Kind {
     group: "",

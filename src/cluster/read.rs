@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 
 use crate::cluster::{
     CLUSTER, Cluster, ClusterError, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_RELEASE, KAMAJI_CONTROL_PLANE,
-    KUSTOMIZATION, Kind, MACHINE_DEPLOYMENT, OCI_REPOSITORY,
+    KUSTOMIZATION, Kind, MACHINE_DEPLOYMENT, MACHINE_SET, OCI_REPOSITORY,
 };
+use crate::status::health::DEPLOYMENT_NAME_LABEL;
 use crate::status::{Entry, Live, live};
 
 const MANAGED: &str = "app.kubernetes.io/managed-by=kaas-gitops";
@@ -46,6 +47,14 @@ pub fn fleet(cluster: &Cluster, entries: &[Entry]) -> Result<(Live, Vec<String>)
                 "the cluster serves no {} ({}/{}): Cluster API or the Kamaji provider is not installed",
                 kind.kind, kind.group, kind.version
             )),
+            Err(e) => return Err(e),
+        }
+    }
+    // Cluster API makes the MachineSets (no label of ours): all of them with its deployment label.
+    if wanted.contains(MACHINE_DEPLOYMENT.kind) {
+        match cluster.list(MACHINE_SET, None, Some(DEPLOYMENT_NAME_LABEL)) {
+            Ok(found) => objects.extend(found),
+            Err(ClusterError::NoApi { .. }) => {}
             Err(e) => return Err(e),
         }
     }

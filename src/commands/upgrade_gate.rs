@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, ClusterError, KAMAJI_CONTROL_PLANE, MACHINE_DEPLOYMENT};
+use crate::cluster::{Cluster, ClusterError, KAMAJI_CONTROL_PLANE, MACHINE_DEPLOYMENT, MACHINE_SET};
 use crate::model::Tenant;
 use crate::status::State;
-use crate::status::health::{kamaji_control_plane, machine_deployment};
+use crate::status::health::{kamaji_control_plane, machine_deployment, machine_sets_of};
 
 /// What the cluster says about a tenant's last step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,12 +22,15 @@ pub enum Health {
 /// Reads the tenant's KamajiControlPlane and MachineDeployments and judges them.
 pub fn read(cluster: &Cluster, t: &Tenant) -> Result<Health, ClusterError> {
     let kcps = cluster.list(KAMAJI_CONTROL_PLANE, Some(&t.name), None)?;
-    let mds = if t.topology.is_some() {
-        Vec::new()
+    let (mds, sets) = if t.topology.is_some() {
+        (Vec::new(), Vec::new())
     } else {
-        cluster.list(MACHINE_DEPLOYMENT, Some(&t.name), None)?
+        (
+            cluster.list(MACHINE_DEPLOYMENT, Some(&t.name), None)?,
+            cluster.list(MACHINE_SET, Some(&t.name), None)?,
+        )
     };
-    Ok(judge(t, &kcps, &mds))
+    Ok(judge(t, &kcps, &mds, &sets))
 }
 
 fn named<'a>(objects: &'a [Value], name: &str) -> Option<&'a Value> {
@@ -42,7 +45,7 @@ fn same(a: &str, b: &str) -> bool {
 /// and Ready as `wait` judges it, then each pool's MachineDeployment asking for the pool's
 /// version and rolled out. In topology mode Cluster API names the MachineDeployments, and its
 /// topology controller moves them only after the control plane: the control plane is judged.
-pub fn judge(t: &Tenant, kcps: &[Value], mds: &[Value]) -> Health {
+pub fn judge(t: &Tenant, kcps: &[Value], mds: &[Value], sets: &[Value]) -> Health {
     let ns = &t.name;
     let Some(kcp) = named(kcps, &t.name) else {
         return Health::Waiting(format!("KamajiControlPlane {ns}/{ns} is not on the cluster"));
@@ -75,7 +78,7 @@ pub fn judge(t: &Tenant, kcps: &[Value], mds: &[Value]) -> Health {
                 "MachineDeployment {ns}/{name} asks for {asks}, not {want}: Flux has not applied the last step yet"
             ));
         }
-        let (state, text, _) = machine_deployment(md);
+        let (state, text, _) = machine_deployment(md, &machine_sets_of(md, sets));
         if state != State::Ready {
             return Health::Waiting(format!("MachineDeployment {ns}/{name} is {}: {text}", state.word()));
         }
@@ -107,7 +110,8 @@ mod tests {
     }
 
     fn md(version: &str, up_to_date: u64) -> Value {
-        json!({"metadata": {"name": "acme-md-0", "generation": 1},
+        json!({"metadata": {"name": "acme-md-0", "namespace": "acme", "generation": 1,
+                "annotations": {"machinedeployment.clusters.x-k8s.io/revision": "2"}},
             "spec": {"replicas": 2, "template": {"spec": {"version": version}}},
             "status": {"observedGeneration": 1, "replicas": 2, "readyReplicas": 2, "availableReplicas": 2,
                 "upToDateReplicas": up_to_date}})
@@ -125,27 +129,45 @@ mod tests {
         let t = acme();
         let ready = json!([{"type": "Ready", "status": "True", "reason": "Ready", "message": ""}]);
         waiting_for(
-            judge(&t, &[], &[]),
+            judge(&t, &[], &[], &[]),
             "KamajiControlPlane acme/acme is not on the cluster",
         );
         // Flux has not applied the tenant's version yet.
         waiting_for(
-            judge(&t, &[kcp("v1.33.3", "v1.33.3", ready.clone())], &[]),
+            judge(&t, &[kcp("v1.33.3", "v1.33.3", ready.clone())], &[], &[]),
             "asks for v1.33.3, not v1.33.4",
         );
         // Kamaji still upgrading: `ready` is true, the version is not there yet.
         waiting_for(
-            judge(&t, &[kcp("v1.33.4", "v1.33.3", ready.clone())], &[]),
+            judge(&t, &[kcp("v1.33.4", "v1.33.3", ready.clone())], &[], &[]),
             "is Progressing",
         );
         let at = [kcp("v1.33.4", "v1.33.4", ready)];
         waiting_for(
-            judge(&t, &at, &[]),
+            judge(&t, &at, &[], &[]),
             "MachineDeployment acme/acme-md-0 is not on the cluster",
         );
-        waiting_for(judge(&t, &at, &[md("v1.33.3", 2)]), "asks for v1.33.3, not v1.33.4");
-        waiting_for(judge(&t, &at, &[md("v1.33.4", 1)]), "1/2 up to date");
-        assert_eq!(judge(&t, &at, &[md("v1.33.4", 2)]), Health::Healthy);
+        waiting_for(
+            judge(&t, &at, &[md("v1.33.3", 2)], &[]),
+            "asks for v1.33.3, not v1.33.4",
+        );
+        waiting_for(judge(&t, &at, &[md("v1.33.4", 1)], &[]), "1/2 up to date");
+        // Cluster API made the new MachineSet; the old one still has both Machines.
+        let set = |revision: &str, replicas: u64| {
+            json!({"metadata": {"name": format!("acme-md-0-{revision}"), "namespace": "acme",
+                "labels": {"cluster.x-k8s.io/deployment-name": "acme-md-0"},
+                "annotations": {"machinedeployment.clusters.x-k8s.io/revision": revision}},
+                "spec": {"replicas": replicas}, "status": {"replicas": replicas}})
+        };
+        waiting_for(
+            judge(&t, &at, &[md("v1.33.4", 2)], &[set("1", 2), set("2", 0)]),
+            "2 old Machine(s) left",
+        );
+        assert_eq!(
+            judge(&t, &at, &[md("v1.33.4", 2)], &[set("1", 0), set("2", 2)]),
+            Health::Healthy
+        );
+        assert_eq!(judge(&t, &at, &[md("v1.33.4", 2)], &[]), Health::Healthy);
     }
 
     #[test]
@@ -153,7 +175,7 @@ mod tests {
         let t = acme();
         let refused = json!([{"type": "TenantControlPlaneCreated", "status": "False", "reason": "Failed",
             "message": "admission webhook \"vtenantcontrolplane.kb.io\" denied the request: unable to upgrade"}]);
-        match judge(&t, &[kcp("v1.33.4", "v1.32.9", refused)], &[md("v1.33.4", 2)]) {
+        match judge(&t, &[kcp("v1.33.4", "v1.32.9", refused)], &[md("v1.33.4", 2)], &[]) {
             Health::Failed(why) => assert!(
                 why.starts_with("KamajiControlPlane acme/acme is Failed:") && why.contains("denied the request"),
                 "{why}"

@@ -288,7 +288,16 @@ fn same_version(a: &str, b: &str) -> bool {
 /// `api/core/v1beta2/machinedeployment_types.go`: `upToDateReplicas`, the Machines whose
 /// `UpToDate` condition is true). The desired count is `spec.replicas`, or, for an autoscaled
 /// pool without it, `status.replicas`.
-pub fn machine_deployment(object: &Value) -> (State, String, Replicas) {
+///
+/// `sets` are the MachineSets Cluster API made for it ([`machine_sets_of`]). Its replica counts
+/// alone do not show the first moments of a rollout: cluster-api v1.14.0
+/// (`core/reconcilers/machinedeployment/machinedeployment_controller.go`) records
+/// `observedGeneration` once the reconcile that created the new MachineSet succeeded and
+/// moves the Deployment's revision annotation to that set's, but `upToDateReplicas` sums the
+/// sets' own counts (`machinedeployment_status.go` `setReplicas`), which still call the old
+/// Machines up to date until the MachineSet controller looked at them again. So a Machine in a
+/// set of an older revision is an old Machine left, whatever the counts say.
+pub fn machine_deployment(object: &Value, sets: &[&Value]) -> (State, String, Replicas) {
     let status = &object["status"];
     let n = |v: &Value| v.as_u64();
     let replicas = Replicas {
@@ -301,8 +310,12 @@ pub fn machine_deployment(object: &Value) -> (State, String, Replicas) {
         return (State::NoStatus, "no status yet".into(), replicas);
     }
     let current = n(&status["replicas"]).unwrap_or(0);
+    let old = old_machines(object, sets);
     let rolled_out = |d: u64| {
-        replicas.up_to_date.unwrap_or(0) == d && replicas.available.or(replicas.ready).unwrap_or(0) >= d && current <= d
+        replicas.up_to_date.unwrap_or(0) == d
+            && replicas.available.or(replicas.ready).unwrap_or(0) >= d
+            && current <= d
+            && old == 0
     };
     let state = match replicas.desired {
         Some(d) if observed(object) && rolled_out(d) => State::Ready,
@@ -318,7 +331,45 @@ pub fn machine_deployment(object: &Value) -> (State, String, Replicas) {
     {
         text.push_str(&format!(", {}/{d} up to date", replicas.up_to_date.unwrap_or(0)));
     }
+    if state == State::Progressing && old > 0 {
+        text.push_str(&format!(", {old} old Machine(s) left"));
+    }
     (state, text, replicas)
+}
+
+/// The label Cluster API puts on each MachineSet of a MachineDeployment (cluster-api v1.14.0
+/// `api/core/v1beta2/common_types.go` `MachineDeploymentNameLabel`).
+pub const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+/// The rollout revision of a MachineDeployment and of each of its MachineSets (ditto,
+/// `RevisionAnnotation`).
+const REVISION: &str = "machinedeployment.clusters.x-k8s.io/revision";
+
+/// The MachineSets among `objects` that belong to the MachineDeployment `md`.
+pub fn machine_sets_of<'a>(md: &Value, objects: impl IntoIterator<Item = &'a Value>) -> Vec<&'a Value> {
+    let meta = &md["metadata"];
+    objects
+        .into_iter()
+        .filter(|s| {
+            s["metadata"]["namespace"] == meta["namespace"]
+                && s["metadata"]["labels"][DEPLOYMENT_NAME_LABEL] == meta["name"]
+        })
+        .collect()
+}
+
+/// Machines still in MachineSets of an older revision than the MachineDeployment's.
+fn old_machines(md: &Value, sets: &[&Value]) -> u64 {
+    let Some(revision) = md["metadata"]["annotations"][REVISION].as_str() else {
+        return 0;
+    };
+    sets.iter()
+        .filter(|s| s["metadata"]["annotations"][REVISION].as_str() != Some(revision))
+        .map(|s| {
+            s["status"]["replicas"]
+                .as_u64()
+                .unwrap_or(0)
+                .max(s["spec"]["replicas"].as_u64().unwrap_or(0))
+        })
+        .sum()
 }
 
 /// A pool's replicas.
@@ -445,18 +496,46 @@ mod tests {
     fn a_machine_deployment_is_ready_once_rolled_out() {
         let md = |status: Value| json!({"metadata": {"generation": 3}, "spec": {"replicas": 2}, "status": status});
         let done = json!({"observedGeneration": 3, "replicas": 2, "readyReplicas": 2, "availableReplicas": 2, "upToDateReplicas": 2});
-        assert_eq!(machine_deployment(&md(done.clone())).0, State::Ready);
+        assert_eq!(machine_deployment(&md(done.clone()), &[]).0, State::Ready);
         // Available but not yet at the new version: the old Machines still count as available.
         let mut rolling = done.clone();
         rolling["upToDateReplicas"] = json!(1);
         rolling["replicas"] = json!(3);
-        let (state, text, _) = machine_deployment(&md(rolling));
+        let (state, text, _) = machine_deployment(&md(rolling), &[]);
         assert_eq!(state, State::Progressing);
         assert!(text.contains("1/2 up to date"), "{text}");
         // Cluster API has not seen the new spec yet.
         let mut unseen = done;
         unseen["observedGeneration"] = json!(2);
-        assert_eq!(machine_deployment(&md(unseen)).0, State::Progressing);
+        assert_eq!(machine_deployment(&md(unseen), &[]).0, State::Progressing);
+    }
+
+    #[test]
+    fn a_machine_deployment_with_machines_in_an_older_set_is_not_rolled_out() {
+        // The moment after Cluster API saw a new version: the new set exists, the revision moved,
+        // and the counts still say every replica is up to date (seen on the real controllers).
+        let md = json!({"metadata": {"name": "acme-md-0", "namespace": "acme", "generation": 4,
+                                     "annotations": {REVISION: "2"}},
+                        "spec": {"replicas": 2},
+                        "status": {"observedGeneration": 4, "replicas": 2, "readyReplicas": 2,
+                                   "availableReplicas": 2, "upToDateReplicas": 2}});
+        let set = |name: &str, revision: &str, replicas: u64| {
+            json!({"metadata": {"name": name, "namespace": "acme", "labels": {DEPLOYMENT_NAME_LABEL: "acme-md-0"},
+                                "annotations": {REVISION: revision}},
+                   "spec": {"replicas": replicas}, "status": {"replicas": replicas}})
+        };
+        let other = json!({"metadata": {"name": "x", "namespace": "acme", "labels": {DEPLOYMENT_NAME_LABEL: "acme-md-1"},
+                                        "annotations": {REVISION: "1"}}, "status": {"replicas": 5}});
+        let (old, new) = (set("acme-md-0-a", "1", 2), set("acme-md-0-b", "2", 0));
+        let all = [old, new.clone(), other];
+        let sets = machine_sets_of(&md, &all);
+        assert_eq!(sets.len(), 2, "only acme-md-0's sets");
+        let (state, text, _) = machine_deployment(&md, &sets);
+        assert_eq!(state, State::Progressing);
+        assert!(text.contains("2 old Machine(s) left"), "{text}");
+        // Rolled out: the old set scaled to zero.
+        let done = [set("acme-md-0-a", "1", 0), set("acme-md-0-b", "2", 2)];
+        assert_eq!(machine_deployment(&md, &machine_sets_of(&md, &done)).0, State::Ready);
     }
 
     #[test]

@@ -288,13 +288,11 @@ pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>, artifacts: &B
         .map(|e| {
             let artifact = own_want(e, live, want, artifacts);
             let want = artifact.as_ref().or(want);
-            let mut objects = vec![status_of(&e.kustomization, get(&e.kustomization), want, None)];
+            let status_of = |r: &ObjectRef, bounds| status_of(r, get(r), live, want, bounds);
+            let mut objects = vec![status_of(&e.kustomization, None)];
             let mut rest: Vec<&ObjectRef> = e.objects.iter().collect();
             rest.sort_by_key(|r| (KINDS.iter().position(|k| *k == r.kind), r.name.clone()));
-            objects.extend(
-                rest.into_iter()
-                    .map(|r| status_of(r, get(r), want, e.bounds.get(&r.name).copied())),
-            );
+            objects.extend(rest.into_iter().map(|r| status_of(r, e.bounds.get(&r.name).copied())));
             Row {
                 name: e.name().to_string(),
                 state: objects.iter().map(|o| o.state).max().unwrap_or(State::Ready),
@@ -332,7 +330,13 @@ pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>, artifacts: &B
     }
 }
 
-fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&Want>, bounds: Option<(u64, u64)>) -> ObjectStatus {
+fn status_of(
+    r: &ObjectRef,
+    object: Option<&Value>,
+    live: &Live,
+    want: Option<&Want>,
+    bounds: Option<(u64, u64)>,
+) -> ObjectStatus {
     let mut out = ObjectStatus {
         object: r.clone(),
         state: State::Missing,
@@ -353,7 +357,11 @@ fn status_of(r: &ObjectRef, object: Option<&Value>, want: Option<&Want>, bounds:
         "Cluster" => health::cluster(o),
         "KamajiControlPlane" => health::kamaji_control_plane(o),
         "MachineDeployment" => {
-            let (state, text, replicas) = health::machine_deployment(o);
+            let sets = live
+                .iter()
+                .filter(|((kind, ns, _), _)| kind == "MachineSet" && *ns == r.namespace)
+                .map(|(_, s)| s);
+            let (state, text, replicas) = health::machine_deployment(o, &health::machine_sets_of(o, sets));
             out.replicas = Some(replicas);
             (state, text)
         }
