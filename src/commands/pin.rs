@@ -17,7 +17,7 @@ use crate::commands::{ExitStatus, crds};
 use crate::crd_fetch::{self, Mode};
 use crate::diagnostics::Diagnostic;
 use crate::model::Platform;
-use crate::model::build;
+use crate::model::build::{self, TagOrigin};
 use crate::model::crd_assets::crd_assets;
 use crate::pin::auth::DockerConfig;
 use crate::pin::registry::{OciRegistry, Options};
@@ -28,6 +28,7 @@ use crate::repo::lock::{LOCK_PATH, Lock};
 use crate::repo::tree;
 use crate::spec::load;
 use crate::spec::raw::PlatformFile;
+use crate::spec::source::Source;
 
 /// `pin`'s settings: the arguments plus the environment. The only place `pin` reads the
 /// environment (clap reads `KAAS_REGISTRY_TIMEOUT` into `--timeout`).
@@ -64,7 +65,7 @@ impl Settings {
 /// Runs `pin`.
 pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus> {
     let settings = Settings::resolve(args);
-    let (platform, lock, lock_bytes) = match load(repo)? {
+    let (platform, lock, lock_bytes, source) = match load(repo)? {
         Ok(loaded) => loaded,
         Err(diags) => return Ok(report_invalid(printer, settings.format, diags)),
     };
@@ -78,6 +79,13 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         Ok(o) => o,
         Err(e) => return Ok(report_error(printer, settings.format, e)),
     };
+    if let Some(d) = picked_kamaji_too_old(&source, &platform, &outcome) {
+        let status = report_invalid(printer, settings.format, vec![d]);
+        if settings.format == Format::Human {
+            printer.note(&format!("`{LOCK_PATH}` was not changed"));
+        }
+        return Ok(status);
+    }
     // Naming images pins only those; otherwise the CRD release assets are pinned too.
     let crds = if settings.request.images.is_empty() {
         let fetch = crds::settings(&args.fetch, settings.timeout)?;
@@ -114,6 +122,34 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         report_moving_charts(printer, settings.format, &platform);
     }
     Ok(ExitStatus::Success)
+}
+
+/// The Kamaji tag of a tag policy after this run (picked now, or kept from the lock), when it
+/// cannot run `supportedKubernetes.max` ([`crate::model::kamaji_releases`]): `pin` refuses it
+/// rather than write a lock `render` then refuses. It does not fall back to an older tag: a release never runs less than the one
+/// before it, so no older tag runs `max` either.
+fn picked_kamaji_too_old(source: &Source, platform: &Platform, outcome: &Outcome) -> Option<Diagnostic> {
+    let kamaji = &platform.kamaji_image;
+    if kamaji.tag.is_some() {
+        // A tag written in `kaas.yaml` was checked when it was loaded.
+        return None;
+    }
+    let picked = outcome
+        .entries
+        .iter()
+        .find(|e| e.image == kamaji.repository && e.fields.contains(&kamaji.field))?;
+    // A tag kept as it was is the lock's; a new or moved one, the policy's pick of this run.
+    let origin = match picked.change {
+        Change::Unchanged => TagOrigin::Locked,
+        Change::New | Change::Moved => TagOrigin::Picked,
+    };
+    let d = build::kamaji_ceiling(source, &picked.tag, platform.max_kubernetes, origin)?;
+    d.is_error().then(|| {
+        let hint = d.hint.clone().unwrap_or_default();
+        d.with_hint(format!(
+            "{hint}; `pin` does not fall back to an older tag, which runs no newer Kubernetes"
+        ))
+    })
 }
 
 /// What changed among the CRD release assets.
@@ -153,13 +189,13 @@ fn report_moving_charts(printer: &Printer, format: Format, platform: &Platform) 
     }
 }
 
-/// `kaas.yaml` validated into the platform model, and the lock parsed; `Ok(Err(..))` holds
-/// every problem of both.
+/// `kaas.yaml` validated into the platform model (with its text, to point at fields), and the
+/// lock parsed; `Ok(Err(..))` holds every problem of both.
 #[expect(
     clippy::type_complexity,
     reason = "a one-off tuple, named by the bindings at the call"
 )]
-pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>), Vec<Diagnostic>>> {
+pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>, Source), Vec<Diagnostic>>> {
     let inputs = match inputs::read(repo, &[])? {
         Ok(i) => i,
         Err(d) => return Ok(Err(d)),
@@ -172,9 +208,10 @@ pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>
             Lock::default()
         }),
     };
-    let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform).and_then(|p| build::platform(&p));
+    let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform)
+        .and_then(|p| build::platform(&p).map(|built| (built, p.source)));
     match platform {
-        Ok(p) if errs.is_empty() => Ok(Ok((p, lock, inputs.lock))),
+        Ok((p, source)) if errs.is_empty() => Ok(Ok((p, lock, inputs.lock, source))),
         Ok(_) => Ok(Err(errs)),
         Err(e) => {
             errs.extend(e);

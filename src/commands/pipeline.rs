@@ -262,7 +262,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             &platform.source,
             &images.get(kamaji).tag,
             validated.model.platform.max_kubernetes,
-            true,
+            build::TagOrigin::Locked,
         )
     {
         if d.is_error() {

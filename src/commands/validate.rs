@@ -55,7 +55,7 @@ fn pinned_crds(
     args: &CrdFetchArgs,
     format: Format,
 ) -> Result<Result<Vec<(String, String)>, ExitStatus>> {
-    let (platform, lock, _) = match pin::load(repo)? {
+    let (platform, lock, _, _) = match pin::load(repo)? {
         Ok(loaded) => loaded,
         Err(diags) => {
             let status = report_invalid(printer, format, diags);

@@ -106,6 +106,13 @@ impl Ceiling {
         }
     }
 
+    /// The release's `KubeadmVersion`, the row of the table.
+    pub fn kubeadm(self) -> KubeVersion {
+        match self {
+            Ceiling::Minor(c) | Ceiling::Exact(c) => c,
+        }
+    }
+
     /// The highest version to write as `supportedKubernetes.max` (`v1.36.99`, or `v1.33.4`).
     pub fn highest(self) -> String {
         match self {

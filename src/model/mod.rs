@@ -14,6 +14,7 @@ pub mod build;
 pub mod crd_assets;
 pub mod kamaji_releases;
 pub mod pins;
+pub mod provider_releases;
 mod providers;
 mod topology;
 pub mod upgrade;

@@ -1,127 +1,15 @@
-//! The Cluster API contract each known provider release speaks, read from the providers'
-//! `metadata.yaml` (`releaseSeries`), and the API versions it serves. The fleet's provider
-//! objects (cluster-api-operator `*Provider`), the API versions of its objects and the
-//! platform's `clusterApi.contract` must agree.
+//! The fleet's provider objects (cluster-api-operator `*Provider`), the API versions of its
+//! objects and the platform's `clusterApi.contract` must agree with the table of known releases
+//! ([`crate::model::provider_releases`]: the contract each release speaks, from the providers'
+//! `metadata.yaml`, and the API versions it serves).
 
 use std::collections::BTreeMap;
-use std::ops::RangeInclusive;
 
+use crate::model::provider_releases::{
+    BOOTSTRAP, CORE, Release, Series, contract_str, kamaji_provider_core, known_releases, lookup, semver,
+};
 use crate::model::{Contract, Platform};
 use crate::validate::{Check, Finding, Fleet, Manifest, error, warning};
-
-/// A release series of one provider.
-#[derive(Debug, Clone)]
-pub struct Series {
-    /// The operator kind installing it.
-    pub kind: &'static str,
-    /// The provider's name (`metadata.name` of that object).
-    pub name: &'static str,
-    /// Major version.
-    pub major: u64,
-    /// Minor versions of the series.
-    pub minors: RangeInclusive<u64>,
-    /// The contract it speaks.
-    pub contract: Contract,
-    /// The API group of the objects it serves.
-    pub group: &'static str,
-    /// Kinds of that group it serves start with this (`""` for all).
-    pub kind_prefix: &'static str,
-    /// The API versions of those kinds it serves.
-    pub versions: &'static [&'static str],
-}
-
-const CORE: &str = "cluster.x-k8s.io";
-const INFRA: &str = "infrastructure.cluster.x-k8s.io";
-const CP: &str = "controlplane.cluster.x-k8s.io";
-const BOOTSTRAP: &str = "bootstrap.cluster.x-k8s.io";
-
-/// Known releases, from each provider's `metadata.yaml` (`releaseSeries`). Cluster API moved to
-/// the v1beta2 contract in v1.11; Kamaji's control plane provider in v0.20 (API `v1alpha2`);
-/// CAPMOX in v0.8 (API `v1alpha2`), CAPK in v0.11, metal-stack in v0.8; CAPH, CAPX, CAPP and
-/// CAPA speak v1beta1 in the releases listed.
-#[rustfmt::skip]
-pub const RELEASES: &[Series] = &[
-    series("CoreProvider", "cluster-api", 1, 0..=10, Contract::V1beta1, CORE, "", &["v1beta1"]),
-    series("CoreProvider", "cluster-api", 1, 11..=14, Contract::V1beta2, CORE, "", &["v1beta1", "v1beta2"]),
-    series("BootstrapProvider", "kubeadm", 1, 0..=10, Contract::V1beta1, BOOTSTRAP, "Kubeadm", &["v1beta1"]),
-    series("BootstrapProvider", "kubeadm", 1, 11..=14, Contract::V1beta2, BOOTSTRAP, "Kubeadm", &["v1beta1", "v1beta2"]),
-    series("ControlPlaneProvider", "kamaji", 0, 1..=19, Contract::V1beta1, CP, "Kamaji", &["v1alpha1"]),
-    series("ControlPlaneProvider", "kamaji", 0, 20..=20, Contract::V1beta2, CP, "Kamaji", &["v1alpha2"]),
-    series("InfrastructureProvider", "proxmox", 0, 1..=7, Contract::V1beta1, INFRA, "Proxmox", &["v1alpha1"]),
-    series("InfrastructureProvider", "proxmox", 0, 8..=9, Contract::V1beta2, INFRA, "Proxmox", &["v1alpha1", "v1alpha2"]),
-    series("InfrastructureProvider", "hetzner", 1, 0..=1, Contract::V1beta1, INFRA, "H", &["v1beta1"]),
-    series("InfrastructureProvider", "kubevirt", 0, 1..=10, Contract::V1beta1, INFRA, "Kubevirt", &["v1alpha1"]),
-    series("InfrastructureProvider", "kubevirt", 0, 11..=11, Contract::V1beta2, INFRA, "Kubevirt", &["v1alpha1"]),
-    series("InfrastructureProvider", "nutanix", 1, 0..=10, Contract::V1beta1, INFRA, "Nutanix", &["v1beta1"]),
-    series("InfrastructureProvider", "metal-stack", 0, 1..=7, Contract::V1beta1, INFRA, "MetalStack", &["v1alpha1"]),
-    series("InfrastructureProvider", "metal-stack", 0, 8..=8, Contract::V1beta2, INFRA, "MetalStack", &["v1alpha1"]),
-    series("InfrastructureProvider", "packet", 0, 5..=9, Contract::V1beta1, INFRA, "Packet", &["v1beta1"]),
-    series("InfrastructureProvider", "aws", 2, 0..=11, Contract::V1beta1, INFRA, "AWS", &["v1beta2"]),
-];
-
-#[expect(clippy::too_many_arguments, reason = "a table row")]
-const fn series(
-    kind: &'static str,
-    name: &'static str,
-    major: u64,
-    minors: RangeInclusive<u64>,
-    contract: Contract,
-    group: &'static str,
-    kind_prefix: &'static str,
-    versions: &'static [&'static str],
-) -> Series {
-    Series {
-        kind,
-        name,
-        major,
-        minors,
-        contract,
-        group,
-        kind_prefix,
-        versions,
-    }
-}
-
-/// `v1.2.3` -> (1, 2, 3).
-fn semver(text: &str) -> Option<(u64, u64, u64)> {
-    let t = text.strip_prefix('v')?;
-    let t = t.split(['-', '+']).next()?;
-    let mut parts = t.split('.').map(|p| p.parse::<u64>().ok());
-    let v = (parts.next()??, parts.next()??, parts.next()??);
-    parts.next().is_none().then_some(v)
-}
-
-/// What the table says about a provider release.
-#[derive(Debug, Clone, Copy)]
-pub enum Release {
-    /// A known release series.
-    Known(&'static Series),
-    /// A known provider, but not this release (or no `vX.Y.Z` version).
-    Unknown,
-    /// A provider the table does not track.
-    Untracked,
-}
-
-/// Looks a provider release up in the table.
-pub fn lookup(kind: &str, name: &str, version: &str) -> Release {
-    let mut known = RELEASES.iter().filter(|s| s.kind == kind && s.name == name).peekable();
-    if known.peek().is_none() {
-        return Release::Untracked;
-    }
-    let Some((major, minor, _)) = semver(version) else {
-        return Release::Unknown;
-    };
-    known
-        .find(|s| s.major == major && s.minors.contains(&minor))
-        .map_or(Release::Unknown, Release::Known)
-}
-
-fn contract_str(c: Contract) -> &'static str {
-    match c {
-        Contract::V1beta1 => "v1beta1",
-        Contract::V1beta2 => "v1beta2",
-    }
-}
 
 /// A provider object of the fleet and its release.
 struct Installed<'a> {
@@ -177,24 +65,8 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
     }
     out.extend(served_versions(fleet, &installed, platform));
     out.extend(kubeadm_reads_control_plane(fleet, &installed, platform));
+    out.extend(core_older_than_kamaji_needs(&installed, platform));
     out
-}
-
-fn known_releases(kind: &str, name: &str) -> String {
-    RELEASES
-        .iter()
-        .filter(|s| s.kind == kind && s.name == name)
-        .map(|s| {
-            format!(
-                "v{m}.{a}-v{m}.{b} ({c})",
-                m = s.major,
-                a = s.minors.start(),
-                b = s.minors.end(),
-                c = contract_str(s.contract)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A provider's contract against the management cluster's.
@@ -321,47 +193,46 @@ fn kubeadm_reads_control_plane(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_knows_the_releases_the_platform_uses() {
-        let contract = |kind, name, version| match lookup(kind, name, version) {
-            Release::Known(s) => Some(s.contract),
-            _ => None,
-        };
-        assert_eq!(
-            contract("ControlPlaneProvider", "kamaji", "v0.20.0"),
-            Some(Contract::V1beta2)
-        );
-        assert_eq!(
-            contract("ControlPlaneProvider", "kamaji", "v0.19.2"),
-            Some(Contract::V1beta1)
-        );
-        assert_eq!(
-            contract("InfrastructureProvider", "proxmox", "v0.9.0"),
-            Some(Contract::V1beta2)
-        );
-        assert_eq!(
-            contract("InfrastructureProvider", "hetzner", "v1.1.8"),
-            Some(Contract::V1beta1)
-        );
-        assert_eq!(
-            contract("CoreProvider", "cluster-api", "v1.10.4"),
-            Some(Contract::V1beta1)
-        );
-        assert_eq!(
-            contract("CoreProvider", "cluster-api", "v1.11.0"),
-            Some(Contract::V1beta2)
-        );
-        assert!(matches!(
-            lookup("ControlPlaneProvider", "kamaji", "v0.99.0"),
-            Release::Unknown
-        ));
-        assert!(matches!(
-            lookup("InfrastructureProvider", "vsphere", "v1.0.0"),
-            Release::Untracked
-        ));
-    }
+/// The fleet's Kamaji provider release on a core older than the one it was built against
+/// ([`kamaji_provider_core`], from its `go.mod`): `model::build` refuses that in kaas.yaml, this
+/// catches a fleet edited by hand or rendered from another kaas.yaml. The core is the fleet's
+/// `CoreProvider` when there is one, else kaas.yaml's `coreVersion`; a contract mismatch is
+/// reported by [`against_platform`] instead.
+fn core_older_than_kamaji_needs(installed: &[Installed<'_>], platform: Option<&Platform>) -> Option<Finding> {
+    let kamaji = installed
+        .iter()
+        .find(|i| i.series.kind == "ControlPlaneProvider" && i.series.name == "kamaji")?;
+    let (core, from) = match installed.iter().find(|i| i.series.kind == "CoreProvider") {
+        Some(c) if c.series.contract != kamaji.series.contract => return None,
+        Some(c) => (c.version.clone(), "the fleet's CoreProvider"),
+        None => {
+            let p = platform?;
+            if p.contract != kamaji.series.contract {
+                return None;
+            }
+            (
+                p.management.cluster_api.clone(),
+                "kaas.yaml `spec.clusterApi.coreVersion`",
+            )
+        }
+    };
+    let floor = kamaji_provider_core(&kamaji.version)?;
+    let (1, minor, _) = semver(&core)? else {
+        return None;
+    };
+    (minor < floor.minor).then(|| {
+        error(
+            Check::Contract,
+            kamaji.object,
+            "spec.version",
+            format!(
+                "`kamaji` {} needs Cluster API v1.{} or newer, but the core is {core} ({from}) (release table: provider {} was built against `sigs.k8s.io/cluster-api` {} in its go.mod)",
+                kamaji.version, floor.minor, kamaji.version, floor.built_against
+            ),
+        )
+        .with_hint(format!(
+            "move the core to v1.{} or newer, or install a Kamaji provider release built for {core}",
+            floor.minor
+        ))
+    })
 }

@@ -6,6 +6,7 @@ mod backup;
 mod bootstrap_rbac;
 mod cni_migration;
 mod common;
+mod compatibility;
 mod crash;
 mod crd_fetch;
 mod crd_names;

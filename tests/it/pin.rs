@@ -332,6 +332,62 @@ fn the_edge_policy_picks_the_newest_edge_release_in_either_format() {
 }
 
 #[test]
+fn a_policy_pick_that_cannot_run_the_supported_kubernetes_is_refused_and_nothing_written() {
+    let reg = Registry::start();
+    push_others(&reg);
+    let host = reg.host();
+    // edge-25.9.1 builds on kubeadm v1.33.4; the example supports up to v1.34.99.
+    reg.push_image(KAMAJI.0, "edge-25.9.1", "kamaji edge-25.9.1");
+    let repo = repo_on(&host, "tagPolicy: {pattern: edge}");
+    let creds = no_credentials();
+    let before = repo.read("kaas.lock");
+
+    let run = pin(&repo, &[], &creds);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(
+            "error: `v1.34.99` is newer than Kamaji `edge-25.9.1` (the newest tag the `tagPolicy` allows) can run: its webhook refuses a TenantControlPlane above v1.33.4 (release table: `edge-25.9.1` -> `KubeadmVersion` v1.33.4, from its internal/upgrade/kubeadm_version.go)\n  --> kaas.yaml:19:"
+        ),
+        "{}",
+        run.stderr
+    );
+    for expected in [
+        "= field: `spec.kamaji.supportedKubernetes.max`",
+        "= hint: set `max` to at most `v1.33.4`, or move `spec.kamaji.image` to a Kamaji release that runs 1.34; `pin` does not fall back to an older tag, which runs no newer Kubernetes",
+        "note: `kaas.lock` was not changed",
+    ] {
+        assert!(run.stderr.contains(expected), "no `{expected}` in:\n{}", run.stderr);
+    }
+    assert_eq!(repo.read("kaas.lock"), before);
+
+    // A release that runs v1.34 is pinned.
+    reg.push_image(KAMAJI.0, KAMAJI.1, "kamaji 26.8.2");
+    let run = pin(&repo, &[], &creds);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let kamaji = format!("{host}/{}", KAMAJI.0);
+    assert_eq!(locked(&repo, &kamaji, KAMAJI.1), reg.digest(KAMAJI.0, KAMAJI.1));
+
+    // A platform change above what the newest release runs: `--update` refuses, and names the
+    // pinned release it checked.
+    repo.replace("kaas.yaml", "max: v1.34.99", "max: v1.37.0");
+    let before = repo.read("kaas.lock");
+    let update = pin(&repo, &["--update", "--format", "json"], &creds);
+    assert_eq!(update.code, 1, "{}", update.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&update.stdout).unwrap();
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["file"], "kaas.yaml", "{doc}");
+    assert_eq!(d["line"], 19, "{doc}");
+    assert_eq!(d["field"], "spec.kamaji.supportedKubernetes.max", "{doc}");
+    assert!(
+        d["message"].as_str().unwrap().starts_with(
+            "`v1.37.0` is newer than Kamaji `26.8.2-edge` (pinned in kaas.lock) can run: its webhook refuses a TenantControlPlane above v1.36 (release table: `26.8.2-edge` -> `KubeadmVersion` v1.36.0"
+        ),
+        "{doc}"
+    );
+    assert_eq!(repo.read("kaas.lock"), before);
+}
+
+#[test]
 fn a_tag_that_moved_is_reported_by_update() {
     let reg = Registry::start();
     push_platform(&reg);

@@ -424,9 +424,30 @@ fn a_label_value_over_63_characters_is_an_error() {
 #[test]
 fn contract_skew_between_providers_and_the_platform_is_reported() {
     let crds = crds_dir();
-    // A platform that declares an older management cluster than its providers speak.
+    // A platform that declares an older management cluster than its providers speak: refused at
+    // kaas.yaml's fields, each naming the row of the release table it breaks.
     let repo = rendered();
     edit(&repo, "kaas.yaml", "contract: v1beta2", "contract: v1beta1");
+    let (code, found) = check(&repo, &crds);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        vec![
+            format!(
+                "error platform {} `kamaji` v0.20.0 speaks Cluster API contract v1beta2, but `spec.clusterApi.contract` is v1beta1 (release table: kamaji v0.20-v0.20 speaks v1beta2, from its metadata.yaml)",
+                line_of(&repo, "kaas.yaml", "version: v0.20.0")
+            ),
+            format!(
+                "error platform {} `proxmox` v0.9.0 speaks Cluster API contract v1beta2, but `spec.clusterApi.contract` is v1beta1 (release table: proxmox v0.8-v0.9 speaks v1beta2, from its metadata.yaml)",
+                line_of(&repo, "kaas.yaml", "proxmox: v0.9.0")
+            ),
+        ]
+    );
+
+    // kaas.yaml moved to the v1beta1 releases, the fleet not rendered again: its provider
+    // objects and API versions are refused where they are.
+    edit(&repo, "kaas.yaml", "version: v0.20.0", "version: v0.19.0");
+    edit(&repo, "kaas.yaml", "proxmox: v0.9.0", "proxmox: v0.7.0");
     let (code, found) = check(&repo, &crds);
     assert_eq!(code, 1);
     let cp = "overlays/platform/controlplaneprovider-kamaji.yaml";
@@ -465,6 +486,41 @@ fn contract_skew_between_providers_and_the_platform_is_reported() {
             "error contract overlays/tenants/acme/kamajicontrolplane-acme.yaml:2 KamajiControlPlane acme/acme: `kamaji` v0.19.0 serves v1alpha1 of `controlplane.cluster.x-k8s.io`, not `v1alpha2` (and 2 more)".to_string(),
         ]
     );
+}
+
+#[test]
+fn a_fleet_core_older_than_the_kamaji_provider_was_built_against_is_reported_at_the_provider() {
+    let crds = crds_dir();
+    let repo = rendered();
+    // The core installed by the platform team, older than v0.20.0's go.mod (v1.13.2).
+    repo.write(
+        "base/platform/coreprovider-cluster-api.yaml",
+        "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\n  namespace: capi-system\nspec:\n  version: v1.12.0\n",
+    );
+    edit(
+        &repo,
+        "base/platform/kustomization.yaml",
+        "resources: []",
+        "resources:\n- coreprovider-cluster-api.yaml",
+    );
+    let cp = "overlays/platform/controlplaneprovider-kamaji.yaml";
+    assert_eq!(
+        check(&repo, &crds),
+        (
+            1,
+            vec![format!(
+                "error contract {} ControlPlaneProvider kamaji-system/kamaji: `kamaji` v0.20.0 needs Cluster API v1.13 or newer, but the core is v1.12.0 (the fleet's CoreProvider) (release table: provider v0.20.0 was built against `sigs.k8s.io/cluster-api` v1.13.2 in its go.mod)",
+                line_of(&repo, cp, "version:")
+            )]
+        )
+    );
+    edit(
+        &repo,
+        "base/platform/coreprovider-cluster-api.yaml",
+        "v1.12.0",
+        "v1.13.0",
+    );
+    assert_eq!(check(&repo, &crds), (0, Vec::<String>::new()));
 }
 
 #[test]

@@ -8,11 +8,25 @@ use crate::spec::source::Source;
 
 const FIELD: &str = "spec.kamaji.supportedKubernetes.max";
 
+/// Where the Kamaji tag being checked comes from, for the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagOrigin {
+    /// `spec.kamaji.image.tag` of kaas.yaml.
+    Written,
+    /// The pin of a tag policy in kaas.lock.
+    Locked,
+    /// The tag `pin` just picked with the tag policy.
+    Picked,
+}
+
 /// An error at `supportedKubernetes.max` when Kamaji `tag` refuses tenants at `max`; a warning
 /// when the tag is not in the table (nothing is known about it, so nothing is refused).
-/// `pinned` says the tag comes from kaas.lock (a tag policy), for the message.
-pub fn check(src: &Source, tag: &str, max: KubeVersion, pinned: bool) -> Option<Diagnostic> {
-    let from = if pinned { " (pinned in kaas.lock)" } else { "" };
+pub fn check(src: &Source, tag: &str, max: KubeVersion, origin: TagOrigin) -> Option<Diagnostic> {
+    let from = match origin {
+        TagOrigin::Written => "",
+        TagOrigin::Locked => " (pinned in kaas.lock)",
+        TagOrigin::Picked => " (the newest tag the `tagPolicy` allows)",
+    };
     let Some(c) = ceiling(tag) else {
         return Some(
             src.warning(
@@ -34,7 +48,8 @@ pub fn check(src: &Source, tag: &str, max: KubeVersion, pinned: bool) -> Option<
         src.error(
             FIELD,
             format!(
-                "`{max}` is newer than Kamaji `{tag}`{from} can run: its webhook refuses a TenantControlPlane above {c}"
+                "`{max}` is newer than Kamaji `{tag}`{from} can run: its webhook refuses a TenantControlPlane above {c} (release table: `{tag}` -> `KubeadmVersion` {}, from its internal/upgrade/kubeadm_version.go)",
+                c.kubeadm()
             ),
         )
         .with_hint(format!(

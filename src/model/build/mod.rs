@@ -4,6 +4,7 @@
 mod access;
 mod addons;
 mod backup;
+mod compatibility;
 mod feature_gates;
 mod fields;
 mod kamaji_version;
@@ -20,7 +21,7 @@ mod upgrades;
 mod warnings;
 pub mod window;
 
-pub use kamaji_version::check as kamaji_ceiling;
+pub use kamaji_version::{TagOrigin, check as kamaji_ceiling};
 pub use platform::parse_range;
 pub use tenant::MAX_NAME;
 pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;

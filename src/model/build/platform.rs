@@ -87,7 +87,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     // A fixed tag is checked here; a tag a policy picks is checked once kaas.lock is read
     // (`commands::pipeline`).
     if let (Some(tag), Some(max)) = (&spec.kamaji.image.tag, max)
-        && let Some(d) = super::kamaji_version::check(src, tag, max, false)
+        && let Some(d) = super::kamaji_version::check(src, tag, max, super::TagOrigin::Written)
         && d.is_error()
     {
         errs.push(d);
@@ -295,6 +295,12 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     let backups = crate::model::build::backup::platform(src, spec.backups.as_ref(), &mut errs);
     let contract = spec.cluster_api.contract.unwrap_or(Contract::V1beta2);
     let management = management_releases(src, spec, contract, &mut errs);
+    errs.extend(super::compatibility::errors(
+        src,
+        spec,
+        contract,
+        &management.cluster_api,
+    ));
     let waves = upgrades::waves(src, spec.upgrades.as_ref(), &mut errs);
     let mut kubernetes_releases: Vec<KubeVersion> = spec
         .upgrades
@@ -377,7 +383,7 @@ pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> 
             &loaded.source,
             tag,
             p.max_kubernetes,
-            false,
+            super::TagOrigin::Written,
         ));
     }
     // Both providers' MachineTemplate CRDs claim the short name `pmt` in one group
