@@ -116,9 +116,11 @@ class E2E:
             write_lock(f.dir, [(i, t) for i, t in refs])
         return f
 
-    def bootstrap(self, fleet, open_gate=False):
+    def bootstrap(self, fleet, open_gate=False, cluster=None):
         """The GitRepository and root Kustomization of a Flux bootstrap; the root's patches only
-        shorten the children's timeout (and, with open_gate, turn off the platform's wait)."""
+        shorten the children's timeout (and, with open_gate, turn off the platform's wait).
+        `cluster`: another bed than this one (the CAPI bed's own Flux)."""
+        c = cluster or self.c
         patches = [{"patch": json.dumps([{"op": "add", "path": "/spec/timeout", "value": HEALTH_TIMEOUT}]),
                     "target": {"kind": "Kustomization", "labelSelector": "app.kubernetes.io/managed-by=kaas-gitops"}}]
         if open_gate:
@@ -136,10 +138,10 @@ class E2E:
              "spec": {"interval": "10m", "path": "./flux", "prune": True, "patches": patches,
                       "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
         ]
-        self.c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
-                       input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
-        self.c.kubectl("annotate", "--overwrite", "-n", "flux-system", "kustomization/flux-system",
-                       f"reconcile.fluxcd.io/requestedAt={time.time()}")
+        c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                  input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+        c.kubectl("annotate", "--overwrite", "-n", "flux-system", "kustomization/flux-system",
+                  f"reconcile.fluxcd.io/requestedAt={time.time()}")
 
     def push(self, fleet, message):
         sha = fleet.commit_push(message)

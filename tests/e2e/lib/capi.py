@@ -718,10 +718,12 @@ def run(e, r):
                 r.not_run(name, "the bootstrap scenario before it failed")
         import capi_topology  # topology mode on the real topology controller, in this bed
         capi_topology.run(e, r, ok)
+        import capi_upgrade  # an upgrade through git, with Flux in this bed
+        capi_upgrade.run(e, r, ok)
     finally:
         bed = getattr(e, "capi_bed", None)
         if bed is not None:
-            if any(res[1] == "FAIL" for res in r.results[-7:]):
+            if any(res[1] == "FAIL" for res in r.results[-8:]):
                 print(bed.c.tail_logs(30), flush=True)
             bed.c.stop()
 

@@ -212,14 +212,22 @@ class Cluster:
             files[f"{group}_{os.path.basename(f)}"] = f
         return sorted(files.values())
 
-    def install_crds(self):
+    def install_crds(self, keep_installed=False):
         """Installs every CRD with only its storage version and without conversion webhooks (no
-        webhook servers run here). Returns the list of (kind, storage version)."""
+        webhook servers run here). With keep_installed, the CRDs the cluster already has stay as
+        they are (the CAPI bed's, with their webhooks). Returns the list of (kind, storage version)."""
         installed = []
         docs = []
         short = {}  # (group, shortName) -> CRD that has it
+        skip = set()
+        for crd in (self.get("crd")["items"] if keep_installed else []):
+            skip.add(crd["metadata"]["name"])
+            for sn in crd["spec"]["names"].get("shortNames", []):
+                short[(crd["spec"]["group"], sn)] = crd["metadata"]["name"]
         for f in self.crd_files():
             crd = json.loads(self.kubectl("create", "--dry-run=client", "-o", "json", "-f", f))
+            if crd["metadata"]["name"] in skip:
+                continue
             spec = crd["spec"]
             spec["versions"] = [v for v in spec["versions"] if v.get("storage")]
             spec["versions"][0]["served"] = True
@@ -251,7 +259,7 @@ class Cluster:
         return installed
 
     # ---- Flux ------------------------------------------------------------------------------
-    def start_flux(self, shards=0):
+    def start_flux(self, shards=0, helm=True):
         """source-, kustomize- and helm-controller. With shards >= 2, as Flux's sharding guide
         sets it up: the main kustomize-controller takes the objects without the
         `sharding.fluxcd.io/key` label, and one more kustomize-controller per shard takes
@@ -286,6 +294,8 @@ class Cluster:
             self.spawn(f"kustomize-controller-shard{k}", [
                 f"{self.bin}/kustomize-controller", *common, *ports(), "--concurrent=8",
                 "--requeue-dependency=5s", f"--watch-label-selector=sharding.fluxcd.io/key in (shard{k})"], kenv)
+        if not helm:
+            return
         self.spawn("helm-controller", [
             f"{self.bin}/helm-controller", *common, *ports(), "--concurrent=4",
             "--requeue-dependency=5s"], env)
