@@ -590,6 +590,12 @@ pub struct UpgradeArgs {
     /// whether the control plane runs the new version (you checked it yourself).
     #[arg(long)]
     pub no_cluster_check: bool,
+    /// With --to: a step still not healthy this long (e.g. `2h`) after the commit that wrote it
+    /// (the newest commit that changed the tenant's file) stops the chain like a step its
+    /// controller gave up on: exit 1, naming what it still waits for. Default: no deadline
+    /// (each run says what the step waits for, and writes nothing).
+    #[arg(long, value_name = "DURATION", requires = "to", value_parser = humantime::parse_duration)]
+    pub step_deadline: Option<std::time::Duration>,
     /// Judge maintenance windows as at this instant, an RFC 3339 time such as
     /// `2026-12-05T01:30:00Z`, instead of the clock (to preview a window, and for tests).
     #[arg(long, value_name = "TIME", env = "KAAS_NOW")]

@@ -20,7 +20,7 @@ use anyhow::Result;
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
 use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
 use crate::commands::render::report_invalid;
-use crate::commands::upgrade_gate::{self, Health};
+use crate::commands::upgrade_gate::{self, Deadline, Health};
 use crate::commands::upgrade_select::{committed_versions, earlier_waves, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
@@ -178,6 +178,18 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     let mut errs = Vec::new();
     let mut lines = Vec::new();
     let mut edits: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+    // A step still waiting past `--step-deadline` stops the chain; the rest keep waiting.
+    let deadline = Deadline::new(args.step_deadline, now, repo);
+    let mut undated = Vec::new();
+    let mut waiting = |src: &Source, t: &crate::model::Tenant, target: Target, why: String, line: &mut Line| {
+        match deadline.as_ref().map(|d| d.overdue(&src.path)) {
+            Some(Ok(Some(late))) => return Some(stopped(src, t, target, &format!("{why} ({late})"))),
+            Some(Err(e)) => undated.push(e),
+            _ => {}
+        }
+        line.waiting = Some(why);
+        None
+    };
     for t in selected {
         let src = &sources[t.name.as_str()];
         let mut line = Line {
@@ -240,7 +252,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                     .with_hint(format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint())),
                 ),
                 Ok(Some(Err(failed))) => errs.push(stopped(src, t, target, &failed)),
-                Ok(Some(Ok(why))) => line.waiting = Some(why),
+                Ok(Some(Ok(why))) => errs.extend(waiting(src, t, target, why, &mut line)),
                 Ok(None) => match remove_entry(&src.path, &src.text, HELD) {
                     Some(text) => {
                         edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
@@ -292,13 +304,22 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                         .with_hint(format!("{}; or take the step without asking: `--kubernetes {goal}`", e.hint())),
                     ),
                     Ok(Health::Failed(why)) => errs.push(stopped(src, t, goal.target().unwrap_or(Target::Exact(t.version)), &why)),
-                    Ok(Health::Waiting(why)) => line.waiting = Some(why),
+                    Ok(Health::Waiting(why)) => errs.extend(waiting(
+                        src,
+                        t,
+                        goal.target().unwrap_or(Target::Exact(t.version)),
+                        why,
+                        &mut line,
+                    )),
                     Ok(Health::Healthy) => write_step(src, t, to, further, &mut line, &mut edits, &mut errs),
                 }
             }
             Step::Move { to, further } => write_step(src, t, to, further, &mut line, &mut edits, &mut errs),
         }
         lines.push(line);
+    }
+    for note in undated {
+        printer.status(&format!("note: {note}; that step waits without a deadline"));
     }
     if !errs.is_empty() {
         return invalid(errs);

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::cluster::{Cluster, ClusterError, KAMAJI_CONTROL_PLANE, MACHINE_DEPLOYMENT, MACHINE_SET};
+use crate::git::Workspace;
 use crate::model::Tenant;
 use crate::status::State;
 use crate::status::health::{kamaji_control_plane, machine_deployment, machine_sets_of};
@@ -17,6 +18,42 @@ pub enum Health {
     Waiting(String),
     /// Its controller gave up on it: the object and the controller's message.
     Failed(String),
+}
+
+/// `--step-deadline`: how long a step may stay unhealthy after the commit that wrote it.
+pub struct Deadline {
+    limit: std::time::Duration,
+    now: jiff::Timestamp,
+    workspace: Option<Workspace>,
+}
+
+impl Deadline {
+    /// The deadline at `now` for the tenant files of the repository at `repo` (`None` without
+    /// `--step-deadline`).
+    pub fn new(limit: Option<std::time::Duration>, now: jiff::Timestamp, repo: &std::path::Path) -> Option<Deadline> {
+        limit.map(|limit| Deadline {
+            limit,
+            now,
+            workspace: Workspace::open(repo).ok(),
+        })
+    }
+
+    /// Why the step in tenant file `rel` (`tenants/<t>.yaml`) is overdue: the commit that last
+    /// changed it is older than the deadline. `Ok(None)`: not overdue; `Err`: no commit has the
+    /// file (uncommitted, or not a git repository), so there is no instant to count from.
+    pub fn overdue(&self, rel: &str) -> Result<Option<String>, String> {
+        let Some((at, commit)) = self.workspace.as_ref().and_then(|w| w.last_change(rel)) else {
+            return Err(format!("`{rel}` has no commit to count --step-deadline from"));
+        };
+        let waited = std::time::Duration::from_secs(u64::try_from(self.now.as_second() - at).unwrap_or(0));
+        Ok((waited > self.limit).then(|| {
+            format!(
+                "still not healthy {} after commit {commit} wrote the step, longer than --step-deadline {}",
+                humantime::format_duration(waited),
+                humantime::format_duration(self.limit)
+            )
+        }))
+    }
 }
 
 /// Reads the tenant's KamajiControlPlane and MachineDeployments and judges them.

@@ -316,6 +316,25 @@ impl Workspace {
             .collect()
     }
 
+    /// The newest commit on HEAD's history that changed the kaas path `rel` (compared with its
+    /// first parent, so a merge that brought the change counts: that is what Flux applied), as
+    /// (unix seconds of its committer time, short id); `None` when no commit has the file.
+    pub fn last_change(&self, rel: &str) -> Option<(i64, String)> {
+        let path = std::path::PathBuf::from(self.git_path(rel));
+        let blob = |c: &git2::Commit| c.tree().ok()?.get_path(&path).ok().map(|e| e.id());
+        let mut walk = self.repo.revwalk().ok()?;
+        walk.push_head().ok()?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME).ok()?;
+        for oid in walk {
+            let commit = self.repo.find_commit(oid.ok()?).ok()?;
+            let here = blob(&commit)?;
+            if commit.parents().next().and_then(|p| blob(&p)) != Some(here) {
+                return Some((commit.time().seconds(), short(commit.id())));
+            }
+        }
+        None
+    }
+
     /// Fails when another process holds the index lock, before anything is changed.
     pub fn check_index_unlocked(&self) -> Result<(), GitError> {
         let lock = self.repo.path().join("index.lock");

@@ -925,6 +925,78 @@ fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step
 }
 
 #[test]
+fn upgrade_to_stops_a_step_still_waiting_past_step_deadline_after_its_commit() {
+    let repo = rendered();
+    let home = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
+    let config = crate::common::management_kubeconfig(state.path(), port);
+    let chain = |repo: &Repo, extra: &[&str]| {
+        let mut args = vec![
+            "upgrade",
+            "--to",
+            "v1.34",
+            "initech",
+            "--kubeconfig",
+            config.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        repo.run(&args)
+    };
+    // The control plane step, written; Flux never applies it (the cluster keeps asking v1.32.9).
+    initech_on_the_cluster(state.path(), "v1.32.9", "v1.32.9", "v1.32.9", 1);
+    assert_eq!(chain(&repo, &[]).code, 0);
+    // Not in git yet: there is no commit to count from, so the step waits without a deadline.
+    let run = chain(&repo, &["--step-deadline", "2h"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "note: `tenants/initech.yaml` has no commit to count --step-deadline from; that step waits without a deadline"
+        ),
+        "{}",
+        run.stderr
+    );
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(
+        home.path(),
+        repo.path(),
+        &["commit", "-q", "-m", "initech: control plane to v1.33.5"],
+    );
+    let committed: i64 = git(home.path(), repo.path(), &["log", "-1", "--format=%ct"])
+        .trim()
+        .parse()
+        .unwrap();
+    let at = |hours: i64| {
+        jiff::Timestamp::from_second(committed + hours * 3600)
+            .unwrap()
+            .to_string()
+    };
+    // An hour after the commit: still waiting, within the deadline.
+    let run = chain(&repo, &["--step-deadline", "2h", "--now", &at(1)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("  initech  v1.33.5  pools wait at v1.32.9: KamajiControlPlane initech/initech asks for v1.32.9"),
+        "{}",
+        run.stdout
+    );
+    // Three hours after: the chain stops there, naming what the step still waits for.
+    let before = repo.snapshot();
+    let run = chain(&repo, &["--step-deadline", "2h", "--now", &at(3)]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tenant `initech`: the step to v1.33.5 did not become healthy, so the upgrade to v1.34 stops here: KamajiControlPlane initech/initech asks for v1.32.9, not v1.33.5: Flux has not applied the control plane step yet (still not healthy 3h after commit "),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("longer than --step-deadline 2h)"), "{}", run.stderr);
+    assert_eq!(before, repo.snapshot(), "a stopped chain writes nothing");
+    // Without the flag, the same run keeps waiting.
+    assert_eq!(chain(&repo, &["--now", &at(3)]).code, 0);
+}
+
+#[test]
 fn a_chained_wave_starts_only_once_the_earlier_waves_are_healthy_on_the_cluster() {
     let repo = rendered();
     let home = tempfile::tempdir().unwrap();
