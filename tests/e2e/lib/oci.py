@@ -39,16 +39,14 @@ def registry_requests(cluster):
     return out
 
 
-def use_oci(d, host, interval="5m"):
-    """Edits kaas.yaml in d to deliver tenants through host (after the `flux.interval` line).
-    The e2e scenarios poll at `1m`, as before `5m` became the default (they do not run `wait
-    --reconcile` after publish); the bench keeps the default and runs it."""
+def use_oci(d, host):
+    """Edits kaas.yaml in d to deliver tenants through host (after the `flux.interval` line)."""
     p = os.path.join(d, "kaas.yaml")
     text = open(p).read()
     if text.count(DELIVERY_ANCHOR) != 1 or "delivery:" in text:
         raise RuntimeError("kaas.yaml has no single `    interval: 10m` line under spec.flux to add the delivery after")
     open(p, "w").write(text.replace(DELIVERY_ANCHOR, DELIVERY_ANCHOR +
-                                    f"    delivery:\n      mode: oci\n      oci: {{repository: {host}/kaas/tenants, insecure: true, interval: {interval}}}\n"))
+                                    f"    delivery:\n      mode: oci\n      oci: {{repository: {host}/kaas/tenants, insecure: true}}\n"))
 
 
 def publish(fleet, *args):

@@ -3,7 +3,7 @@ they never collide with the git fleet's tenants): the example fleet Ready throug
 OCIRepositories, the platform gate still holding them, a one-tenant change re-applying that
 tenant alone (kustomize-controller's reconcile counts), `wait` after a merge, a publish killed
 mid-way, and a deleted tenant pruned."""
-import json, os, shutil, time
+import json, os, re, shutil, time
 
 from fleet import Fleet
 import oci
@@ -41,17 +41,21 @@ def run_all(e, r, only=""):
 def fill_for(host):
     def fill(d):
         Fleet.example(d)
-        oci.use_oci(d, host, interval="1m")
+        oci.use_oci(d, host)
     return fill
 
 
-def push_and_publish(o, f, message):
+def push_and_publish(o, f, message, ask=True):
+    """Render, commit, push, publish; then, as CI does, `wait --reconcile` asks Flux to fetch the
+    sources behind the commit (the tenants' OCIRepositories follow `oci.interval`, 5m, otherwise)."""
     f.render()
     sha = f.commit_push(message)
     secs, doc = oci.publish(f)
     # Before the first bootstrap there is no GitRepository to ask yet.
     if f.c.kubectl("get", "-n", "flux-system", "gitrepository/flux-system", check=False).returncode == 0:
         f.poke()
+        if ask:
+            print(f"  {oci.ask_reconcile(f)}", flush=True)
     return sha, doc, secs
 
 
@@ -139,14 +143,27 @@ def wait_after_merge(o):
         return ["tenants/globex.yaml has no `memoryMiB:` to change"]
     # memoryMiB: N -> 1N (a tenant-only change; the value stays a valid size)
     open(p, "w").write(text.replace("memoryMiB: ", "memoryMiB: 1", 1))
-    sha, doc, _ = push_and_publish(o, f, "globex: more memory")
+    sha, doc, _ = push_and_publish(o, f, "globex: more memory", ask=False)
     pushed = {t["tenant"]: t["revision"] for t in doc["tenants"] if t["change"] == "pushed"}
     fails = [] if list(pushed) == ["globex"] else [f"publish pushed {list(pushed)}, want only globex"]
+    # `wait --reconcile` asks only what is behind the commit: globex's OCIRepository, not the
+    # other tenants' sources or Kustomizations (asking a Kustomization re-applies it; at a
+    # thousand tenants asking all would re-apply the fleet).
+    before = oci.requested_at(o.c)
+    line = oci.ask_reconcile(f)
+    asked = sorted(k for k, v in oci.requested_at(o.c).items() if v != before.get(k))
+    print(f"  {line}; asked: {asked}", flush=True)
+    tenants = lambda ks: [k for k in ks if k[1].startswith("kaas-tenant-")]  # noqa: E731
+    # globex's Kustomization too, should its OCIRepository have fetched on its own in between.
+    if tenants(asked) not in ([("OCIRepository", "kaas-tenant-globex")],
+                              [("Kustomization", "kaas-tenant-globex"), ("OCIRepository", "kaas-tenant-globex")]):
+        fails.append(f"wait --reconcile asked {tenants(asked)} of the tenants, want globex's OCIRepository alone")
     # `--flux-only`: no Cluster API or Kamaji controller writes this bed's cluster statuses. The
-    # example's HelmReleases never get Ready here (their charts are not on loopback, their
-    # clusters do not exist), so `wait` cannot return 0 on this bed: what it must show is that
-    # every tenant's Kustomization is Ready at exactly the artifact its commit renders (globex's
-    # new one, the others' unchanged ones) and that only HelmReleases are left to wait for.
+    # example's HelmReleases never get Ready here (some charts are not on loopback, the others'
+    # workloads never run: no kubelet; their clusters do not exist), so `wait` cannot return 0
+    # on this bed: what it must show is that every tenant's Kustomization is Ready at exactly the
+    # artifact its commit renders (globex's new one, the others' unchanged ones) and that only
+    # HelmReleases are left to wait for.
     deadline, w, last = time.time() + 240, {}, ""
     while time.time() < deadline:
         r = f.kaas_gitops("wait", "--flux-only", "--kubeconfig", o.c.kubeconfig, "--timeout", "15s", "-o", "json", check=False)
@@ -190,25 +207,84 @@ def killed_publish(o):
     if sorted(again) != sorted(left):
         fails.append(f"the next publish pushed {again}, the dry run said {left}")
     f.poke()
+    print(f"  {oci.ask_reconcile(f)}", flush=True)
     secs, state = oci.wait_revisions(f, oci.expected_revisions(f, sha, doc), timeout=240)
     fails += [f"Kustomization {n} not converged: {s}" for n, s in state.items() if not s[0]]
     return fails
 
 
 def deleted_tenant(o):
+    """The root Kustomization prunes the tenant's Kustomization and OCIRepository at once, and the
+    Kustomization's finalizer deletes its namespace. The namespace itself goes only when
+    helm-controller has removed its HelmReleases' finalizers, which waits on any Helm action
+    still running on this bed (see `helm_actions_running`): that wait is measured and bounded
+    by the actions' own timeouts, not hidden behind a longer flat timeout."""
     f = o.oci_fleet
     os.remove(os.path.join(f.dir, "tenants", "initech.yaml"))  # a shared-datastore tenant
+    t0 = time.time()
     sha, doc, _ = push_and_publish(o, f, "initech deleted")
     if any(t["tenant"] == "initech" for t in doc["tenants"]):
         return ["publish still has initech"]
 
-    def gone():
-        for kind in ("kustomization", "ocirepository"):
-            if o.c.kubectl("get", "-n", "flux-system", kind, "kaas-tenant-initech", check=False).returncode == 0:
-                return False
-        return o.c.kubectl("get", "namespace", "initech", check=False).returncode != 0
+    def exists(*args):
+        return o.c.kubectl("get", *args, check=False).returncode == 0
+
+    def namespace():
+        r = o.c.kubectl("get", "namespace", "initech", "-o", "json", check=False)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def pruned():
+        if exists("-n", "flux-system", "kustomization", "kaas-tenant-initech") or \
+                exists("-n", "flux-system", "ocirepository", "kaas-tenant-initech"):
+            return False
+        ns = namespace()
+        return ns is None or bool(ns["metadata"].get("deletionTimestamp"))
     try:
-        o.c.wait_for("initech's Kustomization, OCIRepository and namespace gone", gone, timeout=240, interval=2)
+        o.c.wait_for("initech's Kustomization and OCIRepository gone, its namespace deleting", pruned, timeout=120, interval=2)
     except TimeoutError as ex:
         return [str(ex)]
+    o.r.figure("oci: deleted tenant -> Kustomization and OCIRepository pruned, namespace deleting", f"{time.time() - t0:.1f}s")
+    running = helm_actions_running(o.c)
+    # An action returns within its timeout; then helm-controller (one worker free again) handles
+    # the deletion and the namespace controller finishes.
+    limit = 120 + max([secs for *_, secs in running], default=0)
+    if running:
+        print(f"  namespace initech waits for helm-controller's running Helm actions (up to {limit:.0f}s): "
+              + ", ".join(f"{n} {a} ({secs:.0f}s timeout)" for n, a, secs in running), flush=True)
+    t1 = time.time()
+    try:
+        o.c.wait_for("namespace initech gone", lambda: namespace() is None, timeout=limit, interval=2)
+    except TimeoutError as ex:
+        ns = namespace() or {}
+        why = [c.get("message") for c in ns.get("status", {}).get("conditions", []) if c.get("status") == "True"]
+        return [f"{ex}: {why}"]
+    o.r.figure("oci: deleted tenant -> namespace gone after it began deleting", f"{time.time() - t1:.1f}s")
     return []
+
+
+ACTION = re.compile(r"Running '(\w+)' action with timeout of ((?:[0-9.]+[hms])+)")
+
+
+def helm_actions_running(cluster):
+    """[(namespace/name, action, timeout seconds)] of the HelmReleases whose Helm action runs now.
+
+    helm-controller v1.6.3 marks `Reconciling` "Running '<action>' action with timeout of <t>"
+    before it runs an action (`internal/reconcile/atomic_release.go:251`), and an install waits
+    for its resources (`internal/action/install.go:90-93`, `timeout` 5m by default,
+    `api/v2/helmrelease_types.go:1585`). On this bed the charts served on loopback (the tenants'
+    autoscaler and etcd) install, but their Deployments and Jobs never run (no kubelet): each
+    install holds a worker for its whole timeout. Meanwhile a deleted HelmRelease keeps its
+    finalizer: the object's running reconcile is not interrupted (`CancelHealthCheckOnNewRevision`
+    is off by default, `internal/features/features.go:131`), and `reconcileDelete` removes the
+    finalizer only in a later reconcile (`internal/controller/helmrelease_controller.go:184,
+    452-478`), for which every other deleted HelmRelease needs a free worker (`--concurrent=4`
+    here, as upstream's default, `main.go:120`). A namespace with HelmReleases in it therefore
+    goes only once the actions running at its deletion have returned."""
+    out = []
+    for h in cluster.get("helmreleases", "-A")["items"]:
+        for c in h.get("status", {}).get("conditions", []):
+            m = ACTION.match(c.get("message", "")) if c["type"] == "Reconciling" and c["status"] == "True" else None
+            if m:
+                secs = sum(float(v) * {"h": 3600, "m": 60, "s": 1}[u] for v, u in re.findall(r"([0-9.]+)([hms])", m.group(2)))
+                out.append((f"{h['metadata']['namespace']}/{h['metadata']['name']}", m.group(1), secs))
+    return sorted(out)
