@@ -720,10 +720,12 @@ def run(e, r):
         capi_topology.run(e, r, ok)
         import capi_upgrade  # an upgrade through git, with Flux in this bed
         capi_upgrade.run(e, r, ok)
+        import capi_fleet  # every provider fixture through the webhooks, in this bed
+        capi_fleet.run(e, r, ok)
     finally:
         bed = getattr(e, "capi_bed", None)
         if bed is not None:
-            if any(res[1] == "FAIL" for res in r.results[-8:]):
+            if any(res[1] == "FAIL" for res in r.results[-9:]):
                 print(bed.c.tail_logs(30), flush=True)
             bed.c.stop()
 

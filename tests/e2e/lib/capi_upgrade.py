@@ -13,7 +13,8 @@ run, each committed and pushed, and `kaas-gitops wait` is the gate between them:
    the real core manager rolls the MachineDeployment to a new MachineSet, and `wait` returns only
    once every Machine runs the new version and no old one is left;
 3. the next minor's control plane step, refused by Kamaji: `wait` exits 1 naming the control plane
-   and the webhook's words, and the chain stops there.
+   and the webhook's words, and the chain stops there;
+4. the tenant's file removed in git: Flux prunes it, Cluster API's finalizers run, the namespace goes.
 
 Stand-ins, each printed with "stand-in" when written: the tenant's API server (a real
 kube-apiserver for Kamaji's TenantControlPlane), what the Kamaji provider writes (the Secrets, the
@@ -213,6 +214,7 @@ def steps(e, f, c, infra):
         return [f"wait before the upgrade exited {w.returncode}: {w.stderr.strip()[-600:]}; machines: {describe_machines(c)}"]
     e.r.figure(f"capi upgrade: Machines built -> `wait` done at {FROM} (Cluster Available, MachineDeployment rolled out, "
                "from the real controllers' status)", f"{time.time() - t0:.1f}s")
+    fails += status_from_controllers(f, kc)
     old = {m["metadata"]["name"] for m in machines(c)}
     sets = {s["metadata"]["name"] for s in c.get("-n", TENANT, MACHINESETS)["items"]}
     print(f"  at {FROM}: Machines {describe_machines(c)}", flush=True)
@@ -323,6 +325,51 @@ def steps(e, f, c, infra):
         fails.append(f"`upgrade --to v1.34` after Kamaji refused the step exited {up.returncode}, want 1 naming why: "
                      f"{(up.stderr + up.stdout).strip()[-400:]}")
     fails += [f"stand-in infrastructure: {x}" for x in infra.errors[-3:]]
+    return fails + deleted_through_git(e, f, c)
+
+
+def status_from_controllers(f, kc):
+    """`status` on what the real controllers wrote: the Cluster's phase and Available condition
+    (core manager), the MachineDeployment's replicas (core manager), the KamajiControlPlane's
+    version (the stand-in's, as the provider writes it)."""
+    r = f.kaas_gitops("status", TENANT, "-o", "json", *kc, check=False)
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        return [f"status -o json printed no JSON (exit {r.returncode}): {r.stderr.strip()[-300:]}"]
+    row = next((x for x in doc.get("rows", []) if x["name"] == TENANT), {})
+    got = {o["kind"]: (o["state"], o["summary"]) for o in row.get("objects", [])}
+    want = {"Cluster": ("ready", "Provisioned"), "KamajiControlPlane": ("ready", f"{FROM}, initialized"),
+            "MachineDeployment": ("ready", "2/2 ready")}
+    print(f"  status {TENANT} on the controllers' statuses: {got}", flush=True)
+    return [f"status shows {TENANT}'s {k} as {got.get(k)}, want {v}" for k, v in want.items() if got.get(k) != v]
+
+
+def deleted_through_git(e, f, c):
+    """The tenant's file removed in git: Flux prunes its Kustomization, whose prune deletes every
+    object it applied; the real core manager's finalizers run (the Cluster, its MachineDeployment,
+    MachineSets and Machines, each Machine's Node drained and deleted in the tenant's API server)
+    and the namespace goes, with nothing left stuck."""
+    os.remove(os.path.join(f.dir, "tenants", f"{TENANT}.yaml"))
+    f.render()
+    sha = f.commit_push(f"{TENANT} decommissioned")
+    f.poke()
+    t0 = time.time()
+    gone = lambda: c.kubectl("get", "namespace", TENANT, check=False).returncode != 0  # noqa: E731
+    try:
+        c.wait_for(f"namespace {TENANT} gone after Flux pruned it", gone, timeout=240, interval=2)
+    except TimeoutError as ex:
+        left = [f"{k} {o['metadata']['name']} finalizers={o['metadata'].get('finalizers')}"
+                for k in (MACHINES, MACHINESETS, "clusters.cluster.x-k8s.io", "machinedeployments.cluster.x-k8s.io")
+                for o in c.get("-n", TENANT, k)["items"]]
+        return [f"{ex}; left: {left}"]
+    e.r.figure(f"capi upgrade: {TENANT} removed in git -> pruned by Flux, CAPI finalizers run, namespace gone",
+               f"{time.time() - t0:.1f}s")
+    ks = {k["metadata"]["name"] for k in c.get("-n", "flux-system", "kustomizations")["items"]}
+    fails = [f"Kustomization kaas-tenant-{TENANT} still exists after the prune"] if f"kaas-tenant-{TENANT}" in ks else []
+    root = c.get("-n", "flux-system", "kustomization", "flux-system")["status"].get("lastAppliedRevision", "")
+    if not root.endswith(sha):
+        fails.append(f"the root Kustomization applied {root}, not the deletion {sha}")
     return fails
 
 

@@ -246,6 +246,8 @@ class Cluster:
                     short[(spec["group"], sn)] = crd["metadata"]["name"]
             docs.append(crd)
             installed.append((spec["names"]["kind"], spec["group"], spec["versions"][0]["name"]))
+        if not docs:
+            return installed
         # One list per call keeps the request count low.
         self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                      input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
