@@ -798,6 +798,25 @@ fn on_the_cluster(
     .unwrap();
 }
 
+/// The management cluster double `upgrade` reads (tests/it/support/fleet_api.py): its state
+/// folder, which [`on_the_cluster`] fills, and a kubeconfig for it; the server lives as long.
+struct FleetApi {
+    state: tempfile::TempDir,
+    config: std::path::PathBuf,
+    _server: std::process::Child,
+}
+
+fn fleet_api() -> FleetApi {
+    let state = tempfile::tempdir().unwrap();
+    let (server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
+    let config = crate::common::management_kubeconfig(state.path(), port);
+    FleetApi {
+        state,
+        config,
+        _server: server,
+    }
+}
+
 fn initech_on_the_cluster(state: &Path, spec: &str, runs: &str, pool: &str, up_to_date: u64) {
     on_the_cluster(state, "initech", spec, runs, pool, &[("md-0", None)], up_to_date);
 }
@@ -805,9 +824,8 @@ fn initech_on_the_cluster(state: &Path, spec: &str, runs: &str, pool: &str, up_t
 #[test]
 fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step() {
     let repo = rendered();
-    let state = tempfile::tempdir().unwrap();
-    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
-    let config = crate::common::management_kubeconfig(state.path(), port);
+    let api = fleet_api();
+    let (state, config) = (&api.state, &api.config);
     let chain = |repo: &Repo| {
         repo.run(&[
             "upgrade",
@@ -928,9 +946,8 @@ fn upgrade_to_chains_minors_one_healthy_step_per_run_and_stops_on_a_refused_step
 fn upgrade_to_stops_a_step_still_waiting_past_step_deadline_after_its_commit() {
     let repo = rendered();
     let home = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
-    let config = crate::common::management_kubeconfig(state.path(), port);
+    let api = fleet_api();
+    let (state, config) = (&api.state, &api.config);
     let chain = |repo: &Repo, extra: &[&str]| {
         let mut args = vec![
             "upgrade",
@@ -1016,9 +1033,8 @@ fn a_chained_wave_starts_only_once_the_earlier_waves_are_healthy_on_the_cluster(
         assert_eq!(run.code, 0, "{}", run.stderr);
         commit(&format!("canary's {step} to v1.34"));
     }
-    let state = tempfile::tempdir().unwrap();
-    let (_server, port) = crate::common::loopback_server("fleet_api.py", &[state.path().into()]);
-    let config = crate::common::management_kubeconfig(state.path(), port);
+    let api = fleet_api();
+    let (state, config) = (&api.state, &api.config);
     let rest = || {
         upgrade(
             &repo,
