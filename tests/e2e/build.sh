@@ -26,6 +26,9 @@ programs=(
   "helm-controller helm-controller github.com/fluxcd/helm-controller"
   "kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver"
   "kube-controller-manager kube k8s.io/kubernetes/cmd/kube-controller-manager"
+  "kube-scheduler kube k8s.io/kubernetes/cmd/kube-scheduler"
+  # kwok v0.8.0: the `kwok` controller alone (cmd/kwok), which plays the kubelet of fake Nodes.
+  "kwok kwok sigs.k8s.io/kwok/cmd/kwok"
   # Makefile targets `managers` of cluster-api v1.14.0: bin/manager and bin/kubeadm-bootstrap-manager.
   "capi-manager capi sigs.k8s.io/cluster-api/core"
   "capi-kubeadm-bootstrap-manager capi sigs.k8s.io/cluster-api/bootstrap/kubeadm"

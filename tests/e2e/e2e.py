@@ -4,6 +4,10 @@ controllers on loopback apply the fleet kaas-gitops renders, driven through git.
 
 Run through tests/e2e/run (which builds or reuses the binaries). Every scenario asserts on what
 the API server holds (kubectl get -o json). The last line is `e2e: N passed, M failed`.
+
+No kubelet and no kube-scheduler run in this bed, so no Pod is ever bound or run: the scenarios
+here stand in for what a node would do where they need it (finish_hook_jobs). The availability
+scenario (lib/availability.py) runs kube-scheduler and kwok's fake Nodes in a bed of its own.
 """
 import argparse, atexit, hashlib, json, os, re, shutil, signal, sys, tempfile, threading, time
 
@@ -74,10 +78,14 @@ class E2E:
         self.helm = args.helm
 
     # ---- the test bed ----------------------------------------------------------------------
-    def start(self, shards=0):
+    def start(self, shards=0, nodes=0):
         t0 = time.time()
         self.c.start_control_plane()
         print(f"  kube-apiserver {self.c.version['gitVersion']} ready on 127.0.0.1:{self.c.api_port}", flush=True)
+        if nodes:
+            # kube-scheduler and kwok's fake Nodes (lib/availability.py's bed; lib/cluster.py)
+            self.c.start_nodes(nodes)
+            print(f"  kube-scheduler and kwok ready: {nodes} fake Nodes Ready", flush=True)
         crds = self.c.install_crds()
         print(f"  {len(crds)} CRDs installed (storage versions only, no conversion webhooks)", flush=True)
         self.c.start_flux(shards)

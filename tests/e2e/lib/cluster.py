@@ -20,6 +20,10 @@ UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.co
                         "github.com/nutanix-cloud-native/cluster-api-provider-nutanix@v1.10.3")
 
 
+# kwok (tests/e2e/build/kwok, the same tag): Cluster.start_nodes reads its RBAC and Stages here.
+KWOK = "sigs.k8s.io/kwok@v0.8.0"
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -182,6 +186,108 @@ class Cluster:
             f"--service-account-private-key-file={p}/sa.key", f"--root-ca-file={p}/ca.crt",
             "--use-service-account-credentials=false", "--controllers=*",
             f"--cert-dir={self.work}/kcm-certs"])
+
+    # ---- nodes: kube-scheduler and kwok ---------------------------------------------------
+    def client_kubeconfig(self, name, subject):
+        """A kubeconfig for a client certificate of the bed's CA with the given subject (how
+        kubeadm writes scheduler.conf: CN=system:kube-scheduler)."""
+        d = self.pki
+        o = lambda *a: sh(["openssl", *a], cwd=d)  # noqa: E731
+        o("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject)
+        o("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+          "-out", f"{name}.crt", "-days", "2", "-extfile", "client.ext")
+        cfg = json.load(open(self.kubeconfig))
+        cfg["users"] = [{"name": name, "user": {"client-certificate": f"{d}/{name}.crt", "client-key": f"{d}/{name}.key"}}]
+        cfg["contexts"][0]["context"]["user"] = name
+        path = os.path.join(self.work, f"{name}.kubeconfig")
+        json.dump(cfg, open(path, "w"))
+        return path
+
+    def sa_kubeconfig(self, ns, sa):
+        """A kubeconfig that authenticates as the ServiceAccount (a TokenRequest token)."""
+        token = self.kubectl("create", "token", "-n", ns, sa, "--duration=6h").strip()
+        cfg = json.load(open(self.kubeconfig))
+        cfg["users"] = [{"name": sa, "user": {"token": token}}]
+        cfg["contexts"][0]["context"]["user"] = sa
+        path = os.path.join(self.work, f"{sa}.kubeconfig")
+        json.dump(cfg, open(path, "w"))
+        return path
+
+    def start_nodes(self, count=3):
+        """Nodes whose Pods "run": the real kube-scheduler binds Pods to `count` fake Nodes that
+        kwok plays the kubelet of. kwok runs no container: its Stages write what a kubelet would
+        (Node conditions and heartbeats; a bound Pod Running and Ready; a Job's Pod Succeeded; a
+        PVC of the kwok-volume StorageClass bound to a PV it creates), so kube-controller-manager
+        writes Deployment, StatefulSet and Job status from Pods that never executed anything.
+        Opt-in (lib/availability.py): the other scenarios keep the bed without nodes."""
+        import yaml
+        kwok = os.path.join(self.gomodcache, KWOK)
+        if not os.path.isdir(kwok):
+            raise RuntimeError(f"{KWOK} is not in the Go module cache (tests/e2e/run downloads it)")
+        for prog in ("kube-scheduler", "kwok"):
+            if not os.access(os.path.join(self.bin, prog), os.X_OK):
+                raise RuntimeError(f"not built: {prog} (tests/e2e/build.sh)")
+        # kube-scheduler as user system:kube-scheduler: the API server's bootstrap RBAC binds it the
+        # ClusterRoles system:kube-scheduler and system:volume-scheduler and the kube-system Role
+        # extension-apiserver-authentication-reader (kubernetes v1.34.4,
+        # plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go ClusterRoleBindings and
+        # namespace_policy.go), as kubeadm's scheduler.conf does.
+        kc = self.client_kubeconfig("kube-scheduler", "/CN=system:kube-scheduler")
+        sched_port = free_port()
+        self.spawn("kube-scheduler", [
+            f"{self.bin}/kube-scheduler", f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}", "--bind-address=127.0.0.1", f"--secure-port={sched_port}",
+            "--leader-elect=false"])
+        # kwok under its upstream RBAC: the kwok-controller ServiceAccount and ClusterRole of
+        # kustomize/rbac, and the kwok-volume ClusterRole of kustomize/stage/volume/rbac (v0.8.0);
+        # their FlowSchema is left out (this API server runs without priority and fairness).
+        # kwok only watches Nodes: the Nodes are created below, as an administrator would.
+        docs, stages = [], []
+        for k in ("kustomize/rbac", "kustomize/stage/fast", "kustomize/stage/volume/fast"):
+            for d in yaml.safe_load_all(sh(["kubectl", "kustomize", os.path.join(kwok, k)])):
+                if not d or d["kind"] == "FlowSchema":
+                    continue
+                (stages if d["kind"] == "Stage" else docs).append(d)
+        self.kubectl("apply", "--server-side", "-f", "-",
+                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+        # The Stages go to kwok's --config (kwokctl hands its kwok the same ones that way): the
+        # set kwok's in-cluster install applies, kustomize/stage/fast (node-initialize, the node
+        # heartbeat with a Lease, pod-ready, pod-complete for Job Pods, pod-delete), and the
+        # volume Stages of kustomize/stage/volume/fast (a PVC of its default StorageClass
+        # kwok-volume gets a PV and is bound; no other StorageClass is provisioned here).
+        stage_file = os.path.join(self.work, "kwok-stages.yaml")
+        open(stage_file, "w").write("\n---\n".join(json.dumps(d) for d in stages) + "\n")
+        kwok_port = free_port()
+        self.spawn("kwok", [
+            f"{self.bin}/kwok", f"--kubeconfig={self.sa_kubeconfig('kube-system', 'kwok-controller')}",
+            f"--config={stage_file}",
+            # The selector and lease of kwok's own in-cluster configuration (kustomize/kwok/kwok.yaml).
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--node-lease-duration-seconds=40",
+            # Pod IPs outside the bed's Service range (10.0.0.0/24, kwok's default CIDR too).
+            "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", f"--server-address=127.0.0.1:{kwok_port}"])
+        ctx = ssl.create_default_context()
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        self.wait_for("kube-scheduler /healthz", lambda: urllib.request.urlopen(
+            f"https://127.0.0.1:{sched_port}/healthz", context=ctx, timeout=2).status == 200, timeout=60)
+        self.wait_for("kwok /healthz", lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{kwok_port}/healthz", timeout=2).status == 200, timeout=60)
+        # kwok's fake Node (v0.8.0 test/kwok/fake-node.yaml) without its NoSchedule taint: the
+        # charts' Pods tolerate none.
+        nodes = [{"apiVersion": "v1", "kind": "Node",
+                  "metadata": {"name": f"kwok-node-{i}",
+                               "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                               "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
+                                          "kubernetes.io/hostname": f"kwok-node-{i}", "type": "kwok"}}}
+                 for i in range(count)]
+        self.kubectl("apply", "--server-side", "-f", "-",
+                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+
+        def ready():
+            items = self.get("nodes")["items"]
+            ok = [n["metadata"]["name"] for n in items
+                  if any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))]
+            return len(ok) >= count
+        self.wait_for(f"{count} kwok Nodes Ready", ready, timeout=60, interval=1)
 
     def kubectl(self, *args, input=None, check=True):
         r = subprocess.run(["kubectl", f"--kubeconfig={self.kubeconfig}", *args], input=input,

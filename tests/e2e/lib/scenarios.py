@@ -610,4 +610,7 @@ def run_all(e, r, only=""):
     if want("capi"):
         import capi  # the Cluster API managers for real, in a bed of their own (lib/capi.py)
         capi.run(e, r)
+    if want("availability"):
+        import availability  # kube-scheduler and kwok Nodes, in a bed of its own (lib/availability.py)
+        availability.run(e, r)
     del gate
