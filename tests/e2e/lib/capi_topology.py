@@ -351,6 +351,20 @@ def version_bump_sequenced(e):
     standin(f"cluster-autoscaler scales MachineDeployment {mds[auto['name']]['metadata']['name']} (pool {auto['name']}) to {scaled}")
     c.kubectl("patch", "-n", TENANT, MDS, mds[auto["name"]]["metadata"]["name"], "--type=merge",
               "--field-manager=cluster-autoscaler", "-p", json.dumps({"spec": {"replicas": scaled}}))
+    # cluster-api v1.14.0 exp/topology/scope/state.go IsUpgrading: a MachineDeployment counts
+    # as upgrading (and so takes the one upgrade slot) only while one of its Machines runs
+    # another version; one whose Machines do not exist yet takes none. The bump waits until
+    # every pool has its Machines, or a second pool may start at once, as upstream allows.
+    def machines_exist():
+        have = c.get("-n", TENANT, "machines.cluster.x-k8s.io")["items"]
+        short = {n: m["spec"].get("replicas", 0) for n, m in mds_by_pool(c).items()
+                 if sum(1 for x in have if x["metadata"].get("labels", {}).get("cluster.x-k8s.io/deployment-name")
+                        == m["metadata"]["name"]) < m["spec"].get("replicas", 0)}
+        return not short
+    try:
+        c.wait_for("every pool's Machines created", machines_exist, timeout=120, interval=1)
+    except TimeoutError as ex:
+        return [str(ex)]
     open(p, "w").write(src.replace(f"    version: {old}\n", f"    version: {BUMP_TO}\n", 1))
     f.render()
     cluster = [d for d in kustomize(os.path.join(f.dir, "overlays", "tenants", TENANT)) if d["kind"] == "Cluster"]
