@@ -8,7 +8,7 @@ use crate::commands::summary::Status;
 use crate::git::Change;
 
 /// GitHub refuses a body over 65,536 characters; diffs stop well before that.
-pub const BODY_BUDGET: usize = 60_000;
+const BODY_BUDGET: usize = 60_000;
 
 /// One tenant's proposed change.
 #[derive(Debug)]
@@ -92,22 +92,11 @@ impl Proposal<'_> {
             out.push_str("\n### Platform layer and shared files\n\n");
             table(&mut out, &shared);
         }
-        out.push_str("\n### Diff\n");
-        let mut left_out = 0;
-        for item in own.iter().chain(shared.iter()) {
-            let section = diff_section(item);
-            if out.len() + section.len() > BODY_BUDGET {
-                left_out += 1;
-                continue;
-            }
-            out.push_str(&section);
-        }
-        if left_out > 0 {
-            out.push_str(&format!(
-                "\n{left_out} more diff(s) left out: the body would be too long; see the branch `{}`.\n",
-                self.branch
-            ));
-        }
+        push_diffs(
+            &mut out,
+            own.iter().chain(shared.iter()).map(|i| diff_section(i)),
+            self.branch,
+        );
         out
     }
 
@@ -175,6 +164,25 @@ fn diff_section(item: &Item<'_>) -> String {
     folded_diff(item.change, item.status, &item.label)
 }
 
+/// The `### Diff` part of a body: each section in order while the body stays within
+/// [`BODY_BUDGET`] (a forge refuses longer ones), then how many were left out and where to see them.
+pub fn push_diffs(out: &mut String, sections: impl Iterator<Item = String>, branch: &str) {
+    out.push_str("\n### Diff\n");
+    let mut left_out = 0;
+    for section in sections {
+        if out.len() + section.len() > BODY_BUDGET {
+            left_out += 1;
+            continue;
+        }
+        out.push_str(&section);
+    }
+    if left_out > 0 {
+        out.push_str(&format!(
+            "\n{left_out} more diff(s) left out: the body would be too long; see the branch `{branch}`.\n"
+        ));
+    }
+}
+
 /// The diff of one file, folded under `<status> <label>`.
 pub fn folded_diff(c: &Change, status: Status, label: &str) -> String {
     let old = c.old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
@@ -214,6 +222,26 @@ mod tests {
             old: old.map(|s| s.as_bytes().to_vec()),
             new: new.map(|s| s.as_bytes().to_vec()),
         }
+    }
+
+    #[test]
+    fn diffs_beyond_the_budget_are_left_out_counted_and_the_branch_named() {
+        let mut out = String::from("head\n");
+        let big = "x".repeat(BODY_BUDGET / 2);
+        // The first two fit (with the head), the third would pass the budget, the small fourth fits.
+        let sections = [big.clone(), "a".repeat(BODY_BUDGET / 3), big, "small\n".to_string()];
+        push_diffs(&mut out, sections.into_iter(), "kaas/acme");
+        assert!(out.len() <= BODY_BUDGET + 200, "{}", out.len());
+        assert!(out.starts_with("head\n\n### Diff\n"));
+        assert!(out.contains("small\n"), "a later section that fits is kept");
+        assert!(
+            out.ends_with("\n1 more diff(s) left out: the body would be too long; see the branch `kaas/acme`.\n"),
+            "{}",
+            &out[out.len() - 120..]
+        );
+        let mut all = String::new();
+        push_diffs(&mut all, ["one\n".to_string()].into_iter(), "kaas/acme");
+        assert_eq!(all, "\n### Diff\none\n", "nothing left out, nothing said");
     }
 
     #[test]

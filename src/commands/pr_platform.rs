@@ -15,7 +15,7 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::commands::pipeline;
-use crate::commands::pr_body::{BODY_BUDGET, folded_diff, label};
+use crate::commands::pr_body::{folded_diff, label, push_diffs};
 use crate::commands::pr_plan::{Plan, Planned, against_base, is_any_output};
 use crate::commands::summary::Status;
 use crate::diagnostics::Diagnostic;
@@ -251,26 +251,15 @@ impl Text<'_> {
         for c in &shared {
             out.push_str(&format!("| {} | {} | `{}` |\n", status(c).as_str(), label(c), c.path));
         }
-        out.push_str("\n### Diff\n");
-        let mut left_out = 0;
         // The inputs first, then the platform layer, then the tenants' files.
         let mut ordered: Vec<&Change> = shared;
         ordered.sort_by_key(|c| (c.path != PLATFORM_PATH, c.path != LOCK_PATH, c.path.clone()));
         ordered.extend(self.changes.iter().filter(|c| self.tenant_of(&c.path).is_some()));
-        for c in ordered {
-            let section = folded_diff(c, status(c), &label(c));
-            if out.len() + section.len() > BODY_BUDGET {
-                left_out += 1;
-                continue;
-            }
-            out.push_str(&section);
-        }
-        if left_out > 0 {
-            out.push_str(&format!(
-                "\n{left_out} more diff(s) left out: the body would be too long; see the branch `{}`.\n",
-                self.branch
-            ));
-        }
+        push_diffs(
+            &mut out,
+            ordered.into_iter().map(|c| folded_diff(c, status(c), &label(c))),
+            self.branch,
+        );
         out
     }
 

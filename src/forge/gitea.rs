@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::forge::http::Client;
-use crate::forge::{ForgeError, How, Kind, Opened, Request, Target, Token, invalid, missing_labels, refused};
+use crate::forge::{Created, ForgeError, How, Kind, Opened, Request, Target, Token, find_or_create, missing_labels};
 
 #[derive(Deserialize)]
 struct Pull {
@@ -58,9 +58,11 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
         crate::forge::TIMEOUT,
     )?;
     let repo = &target.repo;
-    let (pull, mut how) = match find(&client, target, request)? {
-        Some(p) => (p, How::Unchanged),
-        None => {
+    let (pull, mut how) = find_or_create(
+        &client,
+        request,
+        || find(&client, target, request),
+        || {
             let title = if request.draft {
                 format!("{DRAFT}{}", request.title)
             } else {
@@ -76,32 +78,16 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
                 body["reviewers"] = json!(request.reviewers);
             }
             let answer = client.send(Method::POST, &format!("/repos/{repo}/pulls"), Some(&body))?;
-            if answer.status == StatusCode::CREATED {
-                let p: Pull = answer
-                    .json("the new pull request")
-                    .map_err(|d| invalid(Kind::Gitea, target, d))?;
-                (p, How::Created)
-            } else if answer.status == StatusCode::CONFLICT {
-                let found = find(&client, target, request)?.ok_or_else(|| {
-                    invalid(
-                        Kind::Gitea,
-                        target,
-                        format!(
-                            "it says a pull request for `{}` exists but lists none open",
-                            request.head
-                        ),
-                    )
-                })?;
-                (found, How::Unchanged)
-            } else {
-                return Err(refused(
-                    Kind::Gitea,
+            match answer.status {
+                StatusCode::CREATED => Ok(Created::New(client.parse(&answer, "the new pull request")?)),
+                StatusCode::CONFLICT => Ok(Created::Exists),
+                _ => Err(client.refused(
                     format!("open a pull request from `{}` into `{}`", request.head, request.base),
                     &answer,
-                ));
+                )),
             }
-        }
-    };
+        },
+    )?;
     if how != How::Created {
         let draft = request.draft || pull.title.starts_with(DRAFT.trim_end()) || pull.title.starts_with("[WIP]");
         let title = match (draft, pull.title.starts_with("[WIP]")) {
@@ -110,29 +96,25 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
             (false, _) => request.title.clone(),
         };
         if pull.title != title || pull.body.as_deref().unwrap_or_default() != request.body {
-            let answer = client.send(
+            client.call(
                 Method::PATCH,
                 &format!("/repos/{repo}/pulls/{}", pull.number),
                 Some(&json!({ "title": title, "body": request.body })),
+                || format!("update #{}", pull.number),
             )?;
-            if !answer.status.is_success() {
-                return Err(refused(Kind::Gitea, format!("update #{}", pull.number), &answer));
-            }
             how = How::Updated;
         }
     }
     let have: Vec<String> = pull.labels.unwrap_or_default().into_iter().map(|l| l.name).collect();
     let add = missing_labels(&request.labels, &have);
     if !add.is_empty() {
-        let answer = client.send(
+        let answer = client.call(
             Method::POST,
             &format!("/repos/{repo}/issues/{}/labels", pull.number),
             Some(&json!({ "labels": add })),
+            || format!("label #{}", pull.number),
         )?;
-        if !answer.status.is_success() {
-            return Err(refused(Kind::Gitea, format!("label #{}", pull.number), &answer));
-        }
-        let now: Vec<Label> = answer.json("the labels").map_err(|d| invalid(Kind::Gitea, target, d))?;
+        let now: Vec<Label> = client.parse(&answer, "the labels")?;
         let now: Vec<String> = now.into_iter().map(|l| l.name).collect();
         let unknown = missing_labels(&add, &now);
         if !unknown.is_empty() {
@@ -159,17 +141,11 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
 
 fn find(client: &Client, target: &Target, request: &Request) -> Result<Option<Pull>, ForgeError> {
     for page in 1..=MAX_PAGES {
-        let answer = client.get(&format!("/repos/{}/pulls?state=open&limit=50&page={page}", target.repo))?;
-        if !answer.status.is_success() {
-            return Err(refused(
-                Kind::Gitea,
-                format!("list the pull requests of `{}`", target.repo),
-                &answer,
-            ));
-        }
-        let pulls: Vec<Pull> = answer
-            .json("the pull request list")
-            .map_err(|d| invalid(Kind::Gitea, target, d))?;
+        let pulls: Vec<Pull> = client.get_json(
+            &format!("/repos/{}/pulls?state=open&limit=50&page={page}", target.repo),
+            || format!("list the pull requests of `{}`", target.repo),
+            "the pull request list",
+        )?;
         if pulls.is_empty() {
             return Ok(None);
         }

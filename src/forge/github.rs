@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::forge::http::{Client, encode};
-use crate::forge::{ForgeError, How, Kind, Opened, Request, Target, Token, invalid, missing_labels, refused};
+use crate::forge::{Created, ForgeError, How, Kind, Opened, Request, Target, Token, find_or_create, missing_labels};
 
 #[derive(Deserialize)]
 struct Pull {
@@ -44,9 +44,11 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
         crate::forge::TIMEOUT,
     )?;
     let repo = &target.repo;
-    let pull = match find(&client, target, request)? {
-        Some(p) => Some(p),
-        None => {
+    let (pull, how) = find_or_create(
+        &client,
+        request,
+        || find(&client, target, request),
+        || {
             let body = json!({
                 "title": request.title,
                 "head": request.head,
@@ -55,63 +57,40 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
                 "draft": request.draft,
             });
             let answer = client.send(Method::POST, &format!("/repos/{repo}/pulls"), Some(&body))?;
-            if answer.status == StatusCode::CREATED {
-                let p: Pull = answer
-                    .json("the new pull request")
-                    .map_err(|d| invalid(Kind::Github, target, d))?;
-                add_labels(&client, target, p.number, &request.labels)?;
-                if !request.reviewers.is_empty() {
-                    let answer = client.send(
-                        Method::POST,
-                        &format!("/repos/{repo}/pulls/{}/requested_reviewers", p.number),
-                        Some(&json!({ "reviewers": request.reviewers })),
-                    )?;
-                    if !answer.status.is_success() {
-                        return Err(refused(
-                            Kind::Github,
-                            format!("request reviews on #{}", p.number),
-                            &answer,
-                        ));
-                    }
-                }
-                return Ok(Opened {
-                    number: p.number,
-                    url: p.html_url,
-                    how: How::Created,
-                });
-            }
-            // Opened meanwhile (or by an earlier run whose answer was lost): update that one.
-            if answer.status == StatusCode::UNPROCESSABLE_ENTITY && answer.message().contains("already exists") {
-                find(&client, target, request)?
-            } else {
-                return Err(refused(
-                    Kind::Github,
+            match answer.status {
+                StatusCode::CREATED => Ok(Created::New(client.parse(&answer, "the new pull request")?)),
+                StatusCode::UNPROCESSABLE_ENTITY if answer.message().contains("already exists") => Ok(Created::Exists),
+                _ => Err(client.refused(
                     format!("open a pull request from `{}` into `{}`", request.head, request.base),
                     &answer,
-                ));
+                )),
             }
+        },
+    )?;
+    if how == How::Created {
+        add_labels(&client, target, pull.number, &request.labels)?;
+        if !request.reviewers.is_empty() {
+            client.call(
+                Method::POST,
+                &format!("/repos/{repo}/pulls/{}/requested_reviewers", pull.number),
+                Some(&json!({ "reviewers": request.reviewers })),
+                || format!("request reviews on #{}", pull.number),
+            )?;
         }
-    };
-    let Some(pull) = pull else {
-        return Err(invalid(
-            Kind::Github,
-            target,
-            format!(
-                "it says a pull request for `{}` exists but lists none open",
-                request.head
-            ),
-        ));
-    };
+        return Ok(Opened {
+            number: pull.number,
+            url: pull.html_url,
+            how,
+        });
+    }
     let mut how = How::Unchanged;
     if pull.title != request.title || pull.body.as_deref().unwrap_or_default() != request.body {
-        let answer = client.send(
+        client.call(
             Method::PATCH,
             &format!("/repos/{repo}/pulls/{}", pull.number),
             Some(&json!({ "title": request.title, "body": request.body })),
+            || format!("update #{}", pull.number),
         )?;
-        if !answer.status.is_success() {
-            return Err(refused(Kind::Github, format!("update #{}", pull.number), &answer));
-        }
         how = How::Updated;
     }
     let have: Vec<String> = pull.labels.into_iter().map(|l| l.name).collect();
@@ -133,17 +112,11 @@ fn find(client: &Client, target: &Target, request: &Request) -> Result<Option<Pu
         target.repo,
         encode(&format!("{owner}:{}", request.head))
     );
-    let answer = client.get(&path)?;
-    if !answer.status.is_success() {
-        return Err(refused(
-            Kind::Github,
-            format!("list the pull requests of `{}`", target.repo),
-            &answer,
-        ));
-    }
-    let pulls: Vec<Pull> = answer
-        .json("the pull request list")
-        .map_err(|d| invalid(Kind::Github, target, d))?;
+    let pulls: Vec<Pull> = client.get_json(
+        &path,
+        || format!("list the pull requests of `{}`", target.repo),
+        "the pull request list",
+    )?;
     Ok(pulls.into_iter().next())
 }
 
@@ -152,13 +125,11 @@ fn add_labels(client: &Client, target: &Target, number: u64, labels: &[String]) 
     if labels.is_empty() {
         return Ok(false);
     }
-    let answer = client.send(
+    client.call(
         Method::POST,
         &format!("/repos/{}/issues/{number}/labels", target.repo),
         Some(&json!({ "labels": labels })),
+        || format!("label #{number}"),
     )?;
-    if !answer.status.is_success() {
-        return Err(refused(Kind::Github, format!("label #{number}"), &answer));
-    }
     Ok(true)
 }

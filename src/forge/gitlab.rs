@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::forge::http::{Client, encode};
-use crate::forge::{ForgeError, How, Kind, Opened, Request, Target, Token, invalid, missing_labels, refused};
+use crate::forge::{Created, ForgeError, How, Kind, Opened, Request, Target, Token, find_or_create, missing_labels};
 
 #[derive(Deserialize)]
 struct MergeRequest {
@@ -47,12 +47,14 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
         crate::forge::TIMEOUT,
     )?;
     let project = format!("/projects/{}", encode(&target.repo));
-    let mr = match find(&client, target, &project, request)? {
-        Some(mr) => Some(mr),
-        None => {
+    let (mr, how) = find_or_create(
+        &client,
+        request,
+        || find(&client, target, &project, request),
+        || {
             let mut reviewer_ids = Vec::new();
             for name in &request.reviewers {
-                reviewer_ids.push(user_id(&client, target, name)?);
+                reviewer_ids.push(user_id(&client, name)?);
             }
             let title = if request.draft {
                 format!("{DRAFT}{}", request.title)
@@ -68,37 +70,24 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
                 "reviewer_ids": reviewer_ids,
             });
             let answer = client.send(Method::POST, &format!("{project}/merge_requests"), Some(&body))?;
-            if answer.status == StatusCode::CREATED {
-                let mr: MergeRequest = answer
-                    .json("the new merge request")
-                    .map_err(|d| invalid(Kind::Gitlab, target, d))?;
-                return Ok(Opened {
-                    number: mr.iid,
-                    url: mr.web_url,
-                    how: How::Created,
-                });
-            }
-            if answer.status == StatusCode::CONFLICT {
-                find(&client, target, &project, request)?
-            } else {
-                return Err(refused(
-                    Kind::Gitlab,
+            match answer.status {
+                StatusCode::CREATED => Ok(Created::New(client.parse(&answer, "the new merge request")?)),
+                StatusCode::CONFLICT => Ok(Created::Exists),
+                _ => Err(client.refused(
                     format!("open a merge request from `{}` into `{}`", request.head, request.base),
                     &answer,
-                ));
+                )),
             }
-        }
+        },
+    )?;
+    let opened = |how| Opened {
+        number: mr.iid,
+        url: mr.web_url.clone(),
+        how,
     };
-    let Some(mr) = mr else {
-        return Err(invalid(
-            Kind::Gitlab,
-            target,
-            format!(
-                "it says a merge request for `{}` exists but lists none open",
-                request.head
-            ),
-        ));
-    };
+    if how == How::Created {
+        return Ok(opened(How::Created));
+    }
     let title = if mr.draft || request.draft {
         format!("{DRAFT}{}", request.title)
     } else {
@@ -106,29 +95,19 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
     };
     let add = missing_labels(&request.labels, &mr.labels);
     if mr.title == title && mr.description.as_deref().unwrap_or_default() == request.body && add.is_empty() {
-        return Ok(Opened {
-            number: mr.iid,
-            url: mr.web_url,
-            how: How::Unchanged,
-        });
+        return Ok(opened(How::Unchanged));
     }
     let mut body = json!({ "title": title, "description": request.body });
     if !add.is_empty() {
         body["add_labels"] = json!(add.join(","));
     }
-    let answer = client.send(
+    client.call(
         Method::PUT,
         &format!("{project}/merge_requests/{}", mr.iid),
         Some(&body),
+        || format!("update !{}", mr.iid),
     )?;
-    if !answer.status.is_success() {
-        return Err(refused(Kind::Gitlab, format!("update !{}", mr.iid), &answer));
-    }
-    Ok(Opened {
-        number: mr.iid,
-        url: mr.web_url,
-        how: How::Updated,
-    })
+    Ok(opened(How::Updated))
 }
 
 fn find(
@@ -137,31 +116,23 @@ fn find(
     project: &str,
     request: &Request,
 ) -> Result<Option<MergeRequest>, ForgeError> {
-    let answer = client.get(&format!(
-        "{project}/merge_requests?state=opened&source_branch={}",
-        encode(&request.head)
-    ))?;
-    if !answer.status.is_success() {
-        return Err(refused(
-            Kind::Gitlab,
-            format!("list the merge requests of `{}`", target.repo),
-            &answer,
-        ));
-    }
-    let mrs: Vec<MergeRequest> = answer
-        .json("the merge request list")
-        .map_err(|d| invalid(Kind::Gitlab, target, d))?;
+    let mrs: Vec<MergeRequest> = client.get_json(
+        &format!(
+            "{project}/merge_requests?state=opened&source_branch={}",
+            encode(&request.head)
+        ),
+        || format!("list the merge requests of `{}`", target.repo),
+        "the merge request list",
+    )?;
     Ok(mrs.into_iter().next())
 }
 
-fn user_id(client: &Client, target: &Target, name: &str) -> Result<u64, ForgeError> {
-    let answer = client.get(&format!("/users?username={}", encode(name)))?;
-    if !answer.status.is_success() {
-        return Err(refused(Kind::Gitlab, format!("look up the user `{name}`"), &answer));
-    }
-    let users: Vec<User> = answer
-        .json("the user list")
-        .map_err(|d| invalid(Kind::Gitlab, target, d))?;
+fn user_id(client: &Client, name: &str) -> Result<u64, ForgeError> {
+    let users: Vec<User> = client.get_json(
+        &format!("/users?username={}", encode(name)),
+        || format!("look up the user `{name}`"),
+        "the user list",
+    )?;
     users.first().map(|u| u.id).ok_or_else(|| ForgeError::Refused {
         forge: Kind::Gitlab,
         action: format!("request a review from `{name}`"),

@@ -118,9 +118,66 @@ impl Client {
         })
     }
 
+    /// The forge this client speaks to.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
     /// `GET path`.
     pub fn get(&self, path: &str) -> Result<Answer, ForgeError> {
         self.send(Method::GET, path, None::<&()>)
+    }
+
+    /// `method path` with a JSON body, which must succeed (2xx): any other answer is the
+    /// forge's refusal to do `action` (said as "GitHub refused to <action>: HTTP 403: ...").
+    pub fn call<B: Serialize>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        action: impl FnOnce() -> String,
+    ) -> Result<Answer, ForgeError> {
+        let answer = self.send(method, path, body)?;
+        if answer.status.is_success() {
+            Ok(answer)
+        } else {
+            Err(self.refused(action(), &answer))
+        }
+    }
+
+    /// `GET path`, which must succeed, read as `T` (`what` names the document in an error).
+    pub fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        action: impl FnOnce() -> String,
+        what: &str,
+    ) -> Result<T, ForgeError> {
+        let answer = self.call(Method::GET, path, None::<&()>, action)?;
+        self.parse(&answer, what)
+    }
+
+    /// The body of `answer` as `T`, or the forge's answer is not what its API documents.
+    pub fn parse<T: DeserializeOwned>(&self, answer: &Answer, what: &str) -> Result<T, ForgeError> {
+        answer.json(what).map_err(|detail| self.invalid(detail))
+    }
+
+    /// A refusal of `answer` while doing `action`.
+    pub fn refused(&self, action: impl Into<String>, answer: &Answer) -> ForgeError {
+        ForgeError::Refused {
+            forge: self.kind,
+            action: action.into(),
+            status: answer.status.as_u16(),
+            message: answer.message(),
+        }
+    }
+
+    /// An answer of this API that is not as documented.
+    pub fn invalid(&self, detail: String) -> ForgeError {
+        ForgeError::Invalid {
+            forge: self.kind,
+            url: self.base.clone(),
+            detail,
+        }
     }
 
     /// `method path` with a JSON body.

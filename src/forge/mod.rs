@@ -377,22 +377,35 @@ pub fn open(target: &Target, token: &Token, request: &Request) -> Result<Opened,
     }
 }
 
-/// A refusal of `answer` while doing `action`.
-fn refused(kind: Kind, action: impl Into<String>, answer: &http::Answer) -> ForgeError {
-    ForgeError::Refused {
-        forge: kind,
-        action: action.into(),
-        status: answer.status.as_u16(),
-        message: answer.message(),
-    }
+/// What a create call of a forge answered.
+enum Created<T> {
+    /// The new request.
+    New(T),
+    /// One for the branch exists already (opened meanwhile, or by an earlier run whose answer
+    /// was lost): the caller finds and updates that one.
+    Exists,
 }
 
-/// An answer that does not parse as documented.
-fn invalid(kind: Kind, target: &Target, detail: String) -> ForgeError {
-    ForgeError::Invalid {
-        forge: kind,
-        url: target.api.clone(),
-        detail,
+/// The open request for `request.head` and whether this call created it: `find` looks for it,
+/// `create` opens it when there is none; when `create` says it exists after all, it is found again.
+fn find_or_create<T>(
+    client: &http::Client,
+    request: &Request,
+    find: impl Fn() -> Result<Option<T>, ForgeError>,
+    create: impl FnOnce() -> Result<Created<T>, ForgeError>,
+) -> Result<(T, How), ForgeError> {
+    if let Some(found) = find()? {
+        return Ok((found, How::Unchanged));
+    }
+    match create()? {
+        Created::New(made) => Ok((made, How::Created)),
+        Created::Exists => find()?.map(|found| (found, How::Unchanged)).ok_or_else(|| {
+            client.invalid(format!(
+                "it says a {} for `{}` exists but lists none open",
+                client.kind().request_name(),
+                request.head
+            ))
+        }),
     }
 }
 
