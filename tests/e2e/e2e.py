@@ -107,6 +107,11 @@ class E2E:
                 return False
         return True
 
+    def flux_rbac_held(self):
+        """Flux ran as its ServiceAccounts under the distribution's RBAC (Cluster.flux_identities):
+        no request of its controllers was refused by the API server in this bed."""
+        return self.c.forbidden([n for n in self.c.procs if n.endswith("-controller") or "-controller-shard" in n])
+
     def new_fleet(self, name, fill):
         os.makedirs(os.path.join(self.work, name))
         f = Fleet(self.c, os.path.join(self.work, name), self.a.kaas, self.git_root, self.git_port, self.chart_port)

@@ -117,7 +117,7 @@ def one(args, n, delivery):
         e.bootstrap(f, open_gate=True)
         f.poke()
         c0 = cpu(e.c)
-        secs, state = oci.wait_revisions(f, want, timeout=timeout, progress=progress_printer())
+        secs, state = f.wait_revisions(want, timeout=timeout, progress=progress_printer())
         out["cold_s"] = time.time() - t0
         out["cold_ready"] = sum(1 for s in state.values() if s[0])
         out["kustomizations"] = len(state)
@@ -148,7 +148,7 @@ def one(args, n, delivery):
         f.poke()
         out["one_asked"] = oci.ask_reconcile(f)  # what CI runs after publish
         print(f"bench: {delivery} {n}: {out['one_asked']}", flush=True)
-        secs, st = oci.wait_revisions(f, {f"kaas-tenant-{ONE_TENANT}": want1}, timeout=timeout)
+        secs, st = f.wait_revisions({f"kaas-tenant-{ONE_TENANT}": want1}, timeout=timeout)
         out["one_applied_s"] = time.time() - t0
         at_apply = oci.reconciled_since(before, oci.reconcile_counts(e.c))
         time.sleep(30)
@@ -177,7 +177,7 @@ def one(args, n, delivery):
                 want3 = {kk: f"main@sha1:{sha}" for kk in f.expected_kustomizations()}
             f.poke()
             print(f"bench: {delivery} {n}: {oci.ask_reconcile(f)}", flush=True)
-            oci.wait_revisions(f, want3, timeout=timeout)
+            f.wait_revisions(want3, timeout=timeout)
             time.sleep(30)
             grown = oci.reconciled_since(before, oci.reconcile_counts(e.c))
             out["platform_edit_rerendered"] = len(changed) if changed is not None else None

@@ -193,16 +193,6 @@ class CapiBed:
                 out.append(crd)
         return out
 
-    def sa_kubeconfig(self, ns, sa):
-        """A kubeconfig that authenticates as the ServiceAccount (a TokenRequest token)."""
-        token = self.c.kubectl("create", "token", "-n", ns, sa, "--duration=6h").strip()
-        cfg = json.load(open(self.c.kubeconfig))
-        cfg["users"] = [{"name": sa, "user": {"token": token}}]
-        cfg["contexts"][0]["context"]["user"] = sa
-        path = os.path.join(self.work, f"{sa}.kubeconfig")
-        json.dump(cfg, open(path, "w"))
-        return path
-
     def restart_manager(self, name, gates):
         """Stops the manager and starts it again with `gates` on top of its gates (what
         turning a gate on in the provider's Deployment does: a new Pod with new args)."""
@@ -230,7 +220,7 @@ class CapiBed:
                 gates.update(extra_gates or {})
                 a = "--feature-gates=" + ",".join(f"{k}={v}" for k, v in gates.items())
             args.append(a)
-        args += [f"--kubeconfig={self.sa_kubeconfig(ns, sa)}", f"--webhook-port={self.webhook_ports[name]}",
+        args += [f"--kubeconfig={self.c.sa_kubeconfig(ns, sa)}", f"--webhook-port={self.webhook_ports[name]}",
                  f"--webhook-cert-dir={self.cert_dir}", f"--health-addr=127.0.0.1:{self.health_ports[name]}"]
         print(f"  {name} as system:serviceaccount:{ns}:{sa}: {' '.join(args[:-4])}", flush=True)
         self.c.spawn(name, [os.path.join(self.bin, name), *args])

@@ -20,6 +20,16 @@ UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.co
                         "github.com/nutanix-cloud-native/cluster-api-provider-nutanix@v1.10.3")
 
 
+# Flux's distribution (what `flux install` and `flux bootstrap` apply): its manifests/rbac gives
+# every controller the ClusterRole crd-controller (controller.yaml) and binds cluster-admin to
+# kustomize-controller and helm-controller (reconciler.yaml, ClusterRoleBinding cluster-reconciler:
+# they apply whatever their sources hold). The files are the same in every v2.9 release the proxy
+# serves (v2.9.1, v2.9.2, v2.9.5), the line of the bed's controllers (source v1.9.1, kustomize
+# v1.9.4, helm v1.6.3). Cluster.start_flux runs each controller as its ServiceAccount under them.
+FLUX_DISTRIBUTION = "github.com/fluxcd/flux2/v2@v2.9.5"
+FLUX_RBAC = ("manifests/rbac/controller.yaml", "manifests/rbac/reconciler.yaml")
+FLUX_NAMESPACE = "flux-system"
+
 # kwok (tests/e2e/build/kwok, the same tag): Cluster.start_nodes reads its RBAC and Stages here.
 KWOK = "sigs.k8s.io/kwok@v0.8.0"
 
@@ -203,9 +213,9 @@ class Cluster:
         json.dump(cfg, open(path, "w"))
         return path
 
-    def sa_kubeconfig(self, ns, sa):
+    def sa_kubeconfig(self, ns, sa, duration="6h"):
         """A kubeconfig that authenticates as the ServiceAccount (a TokenRequest token)."""
-        token = self.kubectl("create", "token", "-n", ns, sa, "--duration=6h").strip()
+        token = self.kubectl("create", "token", "-n", ns, sa, f"--duration={duration}").strip()
         cfg = json.load(open(self.kubeconfig))
         cfg["users"] = [{"name": sa, "user": {"token": token}}]
         cfg["contexts"][0]["context"]["user"] = sa
@@ -372,9 +382,12 @@ class Cluster:
         sets it up: the main kustomize-controller takes the objects without the
         `sharding.fluxcd.io/key` label, and one more kustomize-controller per shard takes
         `shard<K>` (the label `kaas-gitops render` puts on tenant Kustomizations, flux.shards)."""
-        self.kubectl("create", "namespace", "flux-system")
+        self.kubectl("create", "namespace", FLUX_NAMESPACE)
+        kubeconfigs = self.flux_identities(["source-controller", "kustomize-controller"] + (["helm-controller"] if helm else []))
         self.storage_port = free_port()
-        env = {"KUBECONFIG": self.kubeconfig, "RUNTIME_NAMESPACE": "flux-system"}
+
+        def env_of(sa):
+            return {"KUBECONFIG": kubeconfigs[sa], "RUNTIME_NAMESPACE": FLUX_NAMESPACE}
         common = ["--enable-leader-election=false", "--log-level=info", "--log-encoding=console",
                   "--watch-all-namespaces=true"]
 
@@ -385,16 +398,18 @@ class Cluster:
         self.spawn("source-controller", [
             f"{self.bin}/source-controller", *common, *ports(),
             f"--storage-path={self.work}/artifacts", f"--storage-addr=127.0.0.1:{self.storage_port}",
-            f"--storage-adv-addr=127.0.0.1:{self.storage_port}"], env)
+            f"--storage-adv-addr=127.0.0.1:{self.storage_port}"], env_of("source-controller"))
         selector = ["--watch-label-selector=!sharding.fluxcd.io/key"] if shards >= 2 else []
         # kustomize-controller untars every artifact into os.MkdirTemp("", ...) (v1.9.4,
         # internal/controller/utils.go MkdirTempAbs): $TMPDIR on tmpfs, as Flux's "in-memory
         # kustomize builds" advice has it (the bed's /tmp is a slow ext4).
-        kenv = env
+        # Shards run as the same ServiceAccount (Flux's sharding guide patches copies of the
+        # kustomize-controller Deployment, serviceAccountName unchanged).
+        kenv = env_of("kustomize-controller")
         if os.path.isdir("/dev/shm"):
             import tempfile
             self.kc_tmp = tempfile.mkdtemp(prefix="kaas-e2e-kc-", dir="/dev/shm")
-            kenv = {**env, "TMPDIR": self.kc_tmp}
+            kenv = {**kenv, "TMPDIR": self.kc_tmp}
         self.spawn("kustomize-controller", [
             f"{self.bin}/kustomize-controller", *common, *ports(), "--concurrent=8",
             "--requeue-dependency=5s", *selector], kenv)
@@ -406,7 +421,36 @@ class Cluster:
             return
         self.spawn("helm-controller", [
             f"{self.bin}/helm-controller", *common, *ports(), "--concurrent=4",
-            "--requeue-dependency=5s"], env)
+            "--requeue-dependency=5s"], env_of("helm-controller"))
+
+    def flux_identities(self, controllers):
+        """Each controller's ServiceAccount in flux-system, Flux's distribution RBAC
+        (FLUX_RBAC of FLUX_DISTRIBUTION, as `flux install` applies it) and a kubeconfig per
+        controller with its token: {ServiceAccount: kubeconfig}. Never the admin certificate:
+        a permission the upstream RBAC lacks fails here as it would on a management cluster
+        (the informers of a controller that may not list its objects never sync, and
+        E2E.flux_healthy waits for "Starting workers")."""
+        import yaml
+        d = os.path.join(self.gomodcache or "", FLUX_DISTRIBUTION)
+        if not os.path.isdir(d):
+            raise RuntimeError(f"{FLUX_DISTRIBUTION} is not in the Go module cache (tests/e2e/run downloads it)")
+        docs = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": FLUX_NAMESPACE}}
+                for sa in controllers]
+        for f in FLUX_RBAC:
+            docs += [doc for doc in yaml.safe_load_all(open(os.path.join(d, f))) if doc]
+        self.kubectl("apply", "--server-side", "-f", "-",
+                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+        # 24h: the 1,000-tenant bench runs for hours on a loaded machine.
+        return {sa: self.sa_kubeconfig(FLUX_NAMESPACE, sa, duration="24h") for sa in controllers}
+
+    def forbidden(self, names):
+        """Lines of the named processes' logs where the API server refused a request (RBAC)."""
+        out = []
+        for n in names:
+            path = os.path.join(self.logs, n + ".log")
+            if os.path.exists(path):
+                out += [f"{n}: {line.strip()[:300]}" for line in open(path, errors="replace") if " is forbidden: " in line]
+        return out
 
     def bootstrap(self, git_url, interval="1m"):
         """The GitRepository and root Kustomization a `flux bootstrap` creates (path ./flux)."""

@@ -95,20 +95,25 @@ class Fleet:
         """Waits until every named Kustomization is Ready at main@sha1:<sha>. Returns
         (seconds, {name: (ready, reason, message, lastAppliedRevision)}) either way."""
         want = f"main@sha1:{sha}"
-        names = names or self.expected_kustomizations()
+        return self.wait_revisions({n: want for n in (names or self.expected_kustomizations())}, timeout, progress)
+
+    def wait_revisions(self, want, timeout=600, progress=None):
+        """Waits until every Kustomization of `want` ({name: revision}) is Ready at its own
+        revision (an OCI fleet's tenants each have theirs). (seconds, state) either way, state
+        as wait_ready's."""
         t0 = time.time()
         while True:
             self.c.check_alive()
             ks = self.kustomizations()
             state = {}
-            for n in names:
+            for n, rev in want.items():
                 k = ks.get(n)
                 if k is None:
                     state[n] = (False, "Missing", "not on the API server", None)
                     continue
                 st = k.get("status", {})
                 ready = next((c for c in st.get("conditions", []) if c["type"] == "Ready"), {})
-                state[n] = (ready.get("status") == "True" and st.get("lastAppliedRevision") == want,
+                state[n] = (ready.get("status") == "True" and st.get("lastAppliedRevision") == rev,
                             ready.get("reason"), ready.get("message"), st.get("lastAppliedRevision"))
             if progress:
                 progress(time.time() - t0, state)

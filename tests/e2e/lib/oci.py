@@ -95,30 +95,6 @@ def expected_revisions(fleet, sha, doc):
     return want
 
 
-def wait_revisions(fleet, want, timeout=600, progress=None):
-    """Until every named Kustomization is Ready at its own revision. (seconds, state) either way,
-    state as Fleet.wait_ready's."""
-    t0 = time.time()
-    while True:
-        fleet.c.check_alive()
-        ks = fleet.kustomizations()
-        state = {}
-        for n, rev in want.items():
-            k = ks.get(n)
-            if k is None:
-                state[n] = (False, "Missing", "not on the API server", None)
-                continue
-            st = k.get("status", {})
-            ready = next((c for c in st.get("conditions", []) if c["type"] == "Ready"), {})
-            state[n] = (ready.get("status") == "True" and st.get("lastAppliedRevision") == rev,
-                        ready.get("reason"), ready.get("message"), st.get("lastAppliedRevision"))
-        if progress:
-            progress(time.time() - t0, state)
-        if all(s[0] for s in state.values()) or time.time() - t0 > timeout:
-            return time.time() - t0, state
-        time.sleep(1)
-
-
 def metrics_addr(cluster, name):
     for a in cluster.procs[name].args:
         if a.startswith("--metrics-addr="):

@@ -607,6 +607,7 @@ def run_all(e, r, only=""):
         r.run("addons: HelmReleases through a kubeconfig Secret install into the target in order; removal uninstalls; deletion does not hang", addons_through_kubeconfig, e)
     if want("mixed"):
         r.run("mixed fleet: 100 tenants over every provider and topology mode", mixed_fleet, e)
+    r.run("Flux ran as its ServiceAccounts under flux2's manifests/rbac: no request refused", e.flux_rbac_held)
     if want("capi"):
         import capi  # the Cluster API managers for real, in a bed of their own (lib/capi.py)
         capi.run(e, r)

@@ -31,6 +31,7 @@ def run_all(e, r, only=""):
         r.run("oci: `wait` after a merge expects each tenant's own artifact: the changed one new, the rest unchanged", wait_after_merge, o)
         r.run("oci: a publish killed mid-way leaves every tag at whole content; the next run converges", killed_publish, o)
         r.run("oci: a deleted tenant is pruned with its OCIRepository", deleted_tenant, o)
+        r.run("oci: Flux ran as its ServiceAccounts under flux2's manifests/rbac: no request refused", o.flux_rbac_held)
         del ready
     finally:
         o.c.stop()
@@ -84,7 +85,7 @@ def example_ready(o):
     f.poke()
     want = oci.expected_revisions(f, sha, doc)
     t0 = time.time()
-    secs, state = oci.wait_revisions(f, want, timeout=300)
+    secs, state = f.wait_revisions(want, timeout=300)
     bad = {n: s for n, s in state.items() if not s[0]}
     fails += [f"Kustomization {n}: Ready={s[0]} reason={s[1]} applied={s[3]}, want {want[n]}: {s[2]}" for n, s in sorted(bad.items())]
     for t in doc["tenants"]:
@@ -116,7 +117,7 @@ def one_tenant_change(o):
     pushed = [t["tenant"] for t in doc["tenants"] if t["change"] == "pushed"]
     fails = [] if pushed == ["acme"] else [f"publish pushed {pushed}, want only acme"]
     want = oci.expected_revisions(f, sha, doc)
-    secs, state = oci.wait_revisions(f, want, timeout=180)
+    secs, state = f.wait_revisions(want, timeout=180)
     o.r.figure("oci: one-tenant change, commit -> applied", f"{time.time() - t0:.1f}s")
     fails += [f"Kustomization {n} not at {want[n]}: {s}" for n, s in state.items() if not s[0]]
     settle(o)
@@ -208,7 +209,7 @@ def killed_publish(o):
         fails.append(f"the next publish pushed {again}, the dry run said {left}")
     f.poke()
     print(f"  {oci.ask_reconcile(f)}", flush=True)
-    secs, state = oci.wait_revisions(f, oci.expected_revisions(f, sha, doc), timeout=240)
+    secs, state = f.wait_revisions(oci.expected_revisions(f, sha, doc), timeout=240)
     fails += [f"Kustomization {n} not converged: {s}" for n, s in state.items() if not s[0]]
     return fails
 
