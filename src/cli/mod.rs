@@ -43,8 +43,8 @@ pub struct Cli {
         help_heading = "Global options"
     )]
     pub quiet: bool,
-    /// Print more detail: -v every file written, notes and timings; -vv also cache use and
-    /// per-step timings.
+    /// Print more detail: -v every file written, notes, render's timings and cache use; -vv also
+    /// validate's time per step and the whole run's time.
     #[arg(short, long, global = true, action = ArgAction::Count, help_heading = "Global options")]
     pub verbose: u8,
     /// Colour in messages: auto (on a terminal, unless NO_COLOR is set), always or never.

@@ -217,8 +217,8 @@ pub struct PrismCentral {
     /// Its port (default 9440).
     pub port: Option<u16>,
     /// The Secret (in the tenant namespace) with Prism Central credentials in its `credentials`
-    /// key. The Nutanix cloud controller manager reads a Secret of the same name in the tenant
-    /// cluster's `kube-system`.
+    /// key, and `username` and `password` for the Nutanix cloud controller manager, whose chart
+    /// writes its own Secret in the tenant cluster from them.
     pub credentials_secret: String,
     /// Skip TLS verification of Prism Central (default false).
     pub insecure: Option<bool>,

@@ -404,7 +404,13 @@ def run(e, r, ok):
     name = ("capi upgrade: through git and Flux, `upgrade --to` steps the control plane first, `wait` holds until it runs the "
             "version, then the pools roll new Machines through the real core manager and `wait` returns only then; "
             "a refused step fails `wait` and stops the chain")
+    rbac = "capi upgrade: Flux in the CAPI bed ran as its ServiceAccounts under flux2's manifests/rbac: no request refused"
     if ok:
         r.run(name, upgrade_through_git, e)
+        if "kustomize-controller" in e.capi_bed.c.procs:
+            r.run(rbac, e.capi_bed.c.forbidden, ["source-controller", "kustomize-controller"])
+        else:
+            r.not_run(rbac, "Flux never started in the CAPI bed (see the scenario before)")
     else:
         r.not_run(name, "the bootstrap scenario before it failed")
+        r.not_run(rbac, "the bootstrap scenario before it failed")
