@@ -4,7 +4,7 @@ upstream CRDs, and the Flux controllers (source, kustomize, helm) as local proce
 Every process runs in its own process group and is stopped by Cluster.stop() (called from the
 driver's finally and atexit, whatever happened). Logs stay in <work>/logs/<name>.log.
 """
-import json, os, signal, socket, subprocess, time, glob, urllib.request, ssl
+import json, os, re, signal, socket, subprocess, time, glob, urllib.request, ssl
 
 SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared"))
 # The upstream CRDs and charts: KAAS_CRDS / KAAS_CHARTS (tests/run and tests/e2e/run set them from
@@ -444,12 +444,20 @@ class Cluster:
         return {sa: self.sa_kubeconfig(FLUX_NAMESPACE, sa, duration="24h") for sa in controllers}
 
     def forbidden(self, names):
-        """Lines of the named processes' logs where the API server refused a request (RBAC)."""
+        """Lines of the named processes' logs where RBAC refused a request: the authorizer's
+        `<resource> is forbidden: User "<name>" cannot <verb> ...` (k8s.io/apiserver
+        pkg/endpoints/handlers/responsewriters/errors.go, forbiddenMessage). Other 403s, such as
+        NamespaceLifecycle's "is forbidden: unable to create new content in namespace X because
+        it is being terminated" while a tenant is deleted, are not RBAC's and not counted."""
         out = []
         for n in names:
             path = os.path.join(self.logs, n + ".log")
             if os.path.exists(path):
-                out += [f"{n}: {line.strip()[:300]}" for line in open(path, errors="replace") if " is forbidden: " in line]
+                for line in open(path, errors="replace"):
+                    # The message sits in a JSON-encoded field of the log line: quotes escaped.
+                    m = re.search(r' is forbidden: User \\?"', line)
+                    if m:
+                        out.append(f"{n}: {line[max(0, m.start() - 200):m.start() + 300].strip()}")
         return out
 
     def bootstrap(self, git_url, interval="1m"):
