@@ -189,18 +189,12 @@ class Cluster:
             server + "/readyz", context=ctx, timeout=2).status == 200, timeout=90)
         self.version = json.loads(urllib.request.urlopen(server + "/version", context=ctx, timeout=5).read())
 
-        # As kubeadm runs it (controller-manager.conf): user system:kube-controller-manager, whom
-        # the API server's bootstrap RBAC binds the ClusterRole system:kube-controller-manager, and
-        # each controller with its own ServiceAccount's token (--use-service-account-credentials)
-        # under its bootstrap role system:controller:<name> (kubernetes v1.34.4,
-        # plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go and controller_policy.go).
-        kcm = self.client_kubeconfig("kube-controller-manager", "/CN=system:kube-controller-manager")
         self.spawn("kube-controller-manager", [
-            f"{self.bin}/kube-controller-manager", f"--kubeconfig={kcm}",
-            f"--authentication-kubeconfig={kcm}", f"--authorization-kubeconfig={kcm}",
+            f"{self.bin}/kube-controller-manager", f"--kubeconfig={self.kubeconfig}",
+            f"--authentication-kubeconfig={self.kubeconfig}", f"--authorization-kubeconfig={self.kubeconfig}",
             "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--leader-elect=false",
             f"--service-account-private-key-file={p}/sa.key", f"--root-ca-file={p}/ca.crt",
-            "--use-service-account-credentials=true", "--controllers=*",
+            "--use-service-account-credentials=false", "--controllers=*",
             f"--cert-dir={self.work}/kcm-certs"])
 
     # ---- nodes: kube-scheduler and kwok ---------------------------------------------------
