@@ -11,6 +11,8 @@ pub mod delivery;
 pub mod diagnostics;
 pub mod forge;
 pub mod git;
+pub mod http;
+pub mod layout;
 pub mod model;
 pub mod pin;
 pub mod publish;

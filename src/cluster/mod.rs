@@ -221,13 +221,10 @@ pub struct Cluster {
 impl Cluster {
     /// Connects as kubectl would; nothing is requested yet.
     pub fn connect(target: &Target) -> Result<Cluster, ClusterError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| ClusterError::Kubeconfig {
-                path: None,
-                cause: format!("cannot start the async runtime: {e}"),
-            })?;
+        let runtime = crate::http::runtime().map_err(|e| ClusterError::Kubeconfig {
+            path: None,
+            cause: format!("cannot start the async runtime: {e}"),
+        })?;
         let path = target.kubeconfig.clone();
         let kubeconfig_error = |cause: String| ClusterError::Kubeconfig {
             path: path.clone(),

@@ -11,12 +11,12 @@ use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs};
 use crate::commands::render::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
+use crate::layout::{platform_kustomization_name, tenant_kustomization_name};
 use crate::model::{Backups, DataStore, Model, Tenant};
 use crate::render::Options;
 use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, Target, restore_pod};
 use crate::render::images::Images;
 use crate::render::platform::KAMAJI_RELEASE;
-use crate::render::{platform_kustomization_name, tenant_kustomization_name};
 use crate::repo::inputs;
 use crate::spec::load::ParseCache;
 

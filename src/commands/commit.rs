@@ -10,8 +10,8 @@ use git2::Signature;
 use crate::cli::Printer;
 use crate::commands::summary::Status;
 use crate::git::{self, GitError, Workspace};
+use crate::layout::{self, kustomization_file, platform_kustomization_name};
 use crate::model::Platform;
-use crate::render::{platform_kustomization_name, tenant_kustomization_name};
 use crate::repo::lock::LOCK_PATH;
 use crate::repo::tree::Plan;
 
@@ -77,15 +77,12 @@ pub fn message(paths: &[String], summary: &BTreeMap<String, (Status, usize)>) ->
         .filter(|(_, (s, _))| *s != Status::Unchanged)
         .map(|(k, v)| (k.clone(), *v))
         .collect();
-    let platform_entry = format!("flux/kustomization-{}.yaml", platform_kustomization_name());
+    let platform_entry = layout::flux_file(&kustomization_file(platform_kustomization_name()));
     for p in paths {
-        let tenant_entry = format!("flux/kustomization-{}", tenant_kustomization_name(""));
         let unit = if *p == platform_entry {
             Some("platform".to_string())
         } else {
-            p.strip_prefix(&tenant_entry)
-                .and_then(|r| r.strip_suffix(".yaml"))
-                .map(str::to_string)
+            layout::tenant_of_flux_file(p).map(str::to_string)
         };
         if let Some(u) = unit {
             units.entry(u).or_insert((Status::Changed, 0)).1 += 1;

@@ -124,12 +124,9 @@ pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> 
     let keep = skip
         .iter()
         .flat_map(|t| {
-            [
-                format!("overlays/tenants/{t}/"),
-                format!("flux/{}.yaml", render::tenant_kustomization_file(t)),
-                // Kept when it exists (`delivery.mode: oci`); with `git` there is none to keep.
-                format!("flux/{}.yaml", render::tenant_oci_repository_file(t)),
-            ]
+            // The OCIRepository is kept when it exists (`delivery.mode: oci`); with `git` there
+            // is none to keep.
+            crate::layout::tenant_owned(t)
         })
         .collect();
     if let Some(bytes) = new_lock {

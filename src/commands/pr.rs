@@ -25,9 +25,10 @@ use crate::commands::{ExitStatus, pipeline, pr_open, pr_platform};
 use crate::diagnostics::Diagnostic;
 use crate::git::pr::{Base, BranchUpdate};
 use crate::git::{self, Change, Workspace, push, short};
+use crate::layout;
 use crate::model::build::names::is_dns1035;
 use crate::render::Options;
-use crate::render::{Tree, tenant_kustomization_name};
+use crate::render::Tree;
 use crate::repo::inputs::{self, Inputs, PLATFORM_PATH};
 use crate::repo::lock::LOCK_PATH;
 
@@ -309,22 +310,18 @@ pub fn is_input(p: &str) -> bool {
 
 /// The rendered files of the base that a tenant's change can touch.
 fn is_output(tenant: &str, p: &str) -> bool {
-    p.starts_with("overlays/platform/")
-        || p.strip_prefix("overlays/tenants/")
-            .is_some_and(|r| r.strip_prefix(tenant).is_some_and(|r| r.starts_with('/')))
-        || p.starts_with("flux/")
+    layout::in_platform(p) || layout::tenant_of(p) == Some(tenant) || layout::in_flux(p)
 }
 
 /// The paths whose content on the branch kaas-gitops decides: the tenant's file and every
 /// rendered file. Anything else a reviewer commits on the branch is kept on reruns.
 fn decided(tenant: &str, p: &str) -> bool {
-    p == format!("tenants/{tenant}.yaml") || p.starts_with("overlays/") || p.starts_with("flux/") || p == LOCK_PATH
+    p == format!("tenants/{tenant}.yaml") || layout::is_rendered(p) || p == LOCK_PATH
 }
 
 /// The tenant's own files: its overlay and its Flux entry.
 fn owned_by(tenant: &str, p: &str) -> bool {
-    p.starts_with(&format!("overlays/tenants/{tenant}/"))
-        || p == format!("flux/kustomization-{}.yaml", tenant_kustomization_name(tenant))
+    layout::tenant_of(p) == Some(tenant) || p == layout::flux_file(&layout::tenant_kustomization_file(tenant))
 }
 
 /// What the branch changes against the base (`base`: the base commit's files).
@@ -373,7 +370,7 @@ pub fn changes(
 
 /// Created when its overlay is new, deleted when it goes, else changed.
 fn status(tenant: &str, changes: &[Change]) -> Status {
-    let k = format!("overlays/tenants/{tenant}/kustomization.yaml");
+    let k = layout::overlay_index(Some(tenant));
     match changes.iter().find(|c| c.path == k) {
         Some(Change { old: None, .. }) => Status::Created,
         Some(Change { new: None, .. }) => Status::Deleted,

@@ -54,7 +54,7 @@ impl Proposal<'_> {
             Status::Deleted => "Delete",
             Status::Changed | Status::Unchanged => "Update",
         };
-        let platform = if self.changes.iter().any(|c| c.path.starts_with("overlays/platform/")) {
+        let platform = if self.changes.iter().any(|c| crate::layout::in_platform(&c.path)) {
             " and the platform layer"
         } else {
             ""
@@ -101,12 +101,9 @@ impl Proposal<'_> {
     }
 
     fn items(&self) -> Vec<Item<'_>> {
-        let dir = format!("overlays/tenants/{}/", self.tenant);
+        let dir = crate::layout::tenant_prefix(self.tenant);
         let spec = format!("tenants/{}.yaml", self.tenant);
-        let entry = format!(
-            "flux/kustomization-{}.yaml",
-            crate::render::tenant_kustomization_name(self.tenant)
-        );
+        let entry = crate::layout::flux_file(&crate::layout::tenant_kustomization_file(self.tenant));
         let mut items: Vec<Item<'_>> = self
             .changes
             .iter()
@@ -129,7 +126,7 @@ impl Proposal<'_> {
 
 /// `Kind/name` from the object's YAML, or the path.
 pub fn label(c: &Change) -> String {
-    if !c.path.starts_with("overlays/") && !c.path.starts_with("flux/") && !c.path.starts_with("tenants/") {
+    if !crate::layout::is_rendered(&c.path) && !c.path.starts_with("tenants/") {
         return format!("`{}`", c.path);
     }
     let bytes = c

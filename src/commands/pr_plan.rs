@@ -40,7 +40,7 @@ pub enum Planned {
 
 /// Every rendered file.
 pub fn is_any_output(p: &str) -> bool {
-    p.starts_with("overlays/") || p.starts_with("flux/")
+    crate::layout::is_rendered(p)
 }
 
 /// The changes a branch makes against the base: each wanted path (`None`: deleted) whose

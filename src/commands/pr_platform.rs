@@ -21,7 +21,8 @@ use crate::commands::summary::Status;
 use crate::diagnostics::Diagnostic;
 use crate::git::Change;
 use crate::git::pr::Base;
-use crate::render::{Options, Tree, tenant_kustomization_name};
+use crate::layout;
+use crate::render::{Options, Tree};
 use crate::repo::inputs::{self, Inputs, PLATFORM_PATH};
 use crate::repo::lock::{LOCK_PATH, Lock};
 
@@ -265,14 +266,10 @@ impl Text<'_> {
 
     /// The tenant a rendered path belongs to: its overlay or its Flux entry.
     fn tenant_of(&self, path: &str) -> Option<String> {
-        if let Some(rest) = path.strip_prefix("overlays/tenants/") {
-            return rest.split_once('/').map(|(t, _)| t.to_string());
+        if let Some(tenant) = layout::tenant_of(path) {
+            return Some(tenant.to_string());
         }
-        let name = path.strip_prefix("flux/kustomization-")?.strip_suffix(".yaml")?;
-        self.tenants
-            .iter()
-            .find(|t| tenant_kustomization_name(t) == name)
-            .cloned()
+        layout::tenant_of_flux_entry(path, self.tenants.iter()).cloned()
     }
 
     fn by_tenant(&self) -> BTreeMap<String, KindCounts> {

@@ -1,7 +1,6 @@
 //! `publish [--revision REV] [--dry-run]`: each tenant's OCI artifact from a commit's rendered
 //! tree to its registry (see `crate::publish` for why a stopped run is safe).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -10,46 +9,15 @@ use serde_json::json;
 
 use crate::cli::{Format, Printer, PublishArgs};
 use crate::commands::ExitStatus;
-use crate::delivery::{self, TenantSource};
+use crate::delivery::TenantSource;
 use crate::git::Workspace;
 use crate::pin::auth::DockerConfig;
 use crate::publish::oci::OciTarget;
+use crate::publish::sources::{resolve, sources_at};
 use crate::publish::{self, Change, Published, Target};
-use crate::spec::load::MAX_FILE_BYTES;
 
 /// Registry connections at once.
 const CONNECTIONS: usize = 8;
-
-/// The files of a commit an artifact can hold, and the `flux/` that names the artifacts.
-fn wanted(path: &str) -> bool {
-    path.starts_with("flux/ocirepository-") || path.starts_with("overlays/tenants/") || path.starts_with("base/tenant/")
-}
-
-/// The commit `rev` names (HEAD when `None`), as a full hex id.
-pub(crate) fn resolve(ws: &Workspace, rev: Option<&str>) -> Result<git2::Oid, String> {
-    let spec = rev.unwrap_or("HEAD");
-    ws.repo
-        .revparse_single(spec)
-        .and_then(|o| o.peel_to_commit())
-        .map(|c| c.id())
-        .map_err(|e| format!("`{spec}` names no commit: {}", e.message()))
-}
-
-/// Every tenant delivered as an OCI artifact at `commit`, with the artifact its rendered tree
-/// gives. `Err`: what makes the tree unreadable.
-pub(crate) fn sources_at(ws: &Workspace, commit: git2::Oid) -> Result<Vec<TenantSource>, Vec<String>> {
-    let tree: BTreeMap<String, Vec<u8>> =
-        crate::git::pr::read_files(ws, commit, wanted).map_err(|e| vec![e.to_string()])?;
-    let big: Vec<String> = tree
-        .iter()
-        .filter(|(_, b)| b.len() > MAX_FILE_BYTES)
-        .map(|(p, _)| format!("{p}: larger than {MAX_FILE_BYTES} bytes"))
-        .collect();
-    if !big.is_empty() {
-        return Err(big);
-    }
-    delivery::tenant_sources(&tree)
-}
 
 /// Runs `publish`.
 pub fn run(printer: &Printer, repo: &Path, args: &PublishArgs) -> Result<ExitStatus> {

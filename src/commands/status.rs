@@ -147,8 +147,8 @@ pub(crate) fn prepare(
 fn artifacts_at(repo: &Path, want: &str) -> Result<BTreeMap<String, String>, String> {
     let ws = Workspace::open(repo).map_err(|e| e.to_string())?;
     let commit = want.rsplit_once("sha1:").map_or(want, |(_, c)| c);
-    let commit = crate::commands::publish::resolve(&ws, Some(commit))?;
-    let sources = crate::commands::publish::sources_at(&ws, commit).map_err(|e| e.join("; "))?;
+    let commit = crate::publish::sources::resolve(&ws, Some(commit))?;
+    let sources = crate::publish::sources::sources_at(&ws, commit).map_err(|e| e.join("; "))?;
     Ok(sources.into_iter().map(|s| (s.tenant.clone(), s.revision())).collect())
 }
 

@@ -49,9 +49,9 @@ pub fn summarize(plan: &Plan, tenants: &[String]) -> BTreeMap<String, (Status, u
         out.insert(t.clone(), (Status::Unchanged, 0));
     }
     let unit = |path: &str| -> Option<String> {
-        if let Some(rest) = path.strip_prefix("overlays/tenants/") {
-            rest.split('/').next().map(str::to_string)
-        } else if path.starts_with("overlays/platform/") {
+        if let Some(tenant) = crate::layout::tenant_of(path) {
+            Some(tenant.to_string())
+        } else if crate::layout::in_platform(path) {
             Some("platform".into())
         } else {
             None
@@ -79,13 +79,7 @@ pub fn summarize(plan: &Plan, tenants: &[String]) -> BTreeMap<String, (Status, u
     }
     // Only a new (or removed) kustomization.yaml means the whole overlay is new (or gone);
     // otherwise added or removed files are a change of an existing overlay.
-    let dir = |u: &str| {
-        if u == "platform" {
-            "overlays/platform/kustomization.yaml".to_string()
-        } else {
-            format!("overlays/tenants/{u}/kustomization.yaml")
-        }
-    };
+    let dir = |u: &str| crate::layout::overlay_index((u != "platform").then_some(u));
     // Looked up once per unit: a fleet's first render creates 15 files per tenant.
     let created: HashSet<&str> = plan.created.iter().map(|(p, _)| p.as_str()).collect();
     let deleted: HashSet<&str> = plan.deleted.iter().map(|(p, _)| p.as_str()).collect();

@@ -9,16 +9,11 @@ pub fn all(urls: &[String], timeout: Duration) -> Vec<Result<Vec<u8>, String>> {
         return Vec::new();
     }
     let failed = |e: String| urls.iter().map(|_| Err(e.clone())).collect();
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match crate::http::runtime() {
         Ok(r) => r,
         Err(e) => return failed(format!("cannot start the async runtime: {e}")),
     };
-    let client = match reqwest::Client::builder()
-        .connect_timeout(timeout)
-        .timeout(timeout)
-        .user_agent(concat!("kaas-gitops/", env!("CARGO_PKG_VERSION")))
-        .build()
-    {
+    let client = match crate::http::client(timeout).timeout(timeout).build() {
         Ok(c) => c,
         Err(e) => return failed(format!("cannot start the HTTP client: {e}")),
     };

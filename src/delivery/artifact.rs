@@ -17,9 +17,7 @@ use sha2::{Digest, Sha256};
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
 /// Flux's artifact config media type (fluxcd/pkg `oci/globals.go`, `CanonicalConfigMediaType`).
 pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.cncf.flux.config.v1+json";
-/// Flux's artifact content media type (fluxcd/pkg `oci/globals.go`, `CanonicalContentMediaType`);
-/// the rendered OCIRepository selects the layer by it.
-pub const CONTENT_MEDIA_TYPE: &str = "application/vnd.cncf.flux.content.v1.tar+gzip";
+pub use crate::layout::artifact::CONTENT_MEDIA_TYPE;
 /// The annotation naming the tenant (content-derived: the artifact's own name).
 pub const TENANT_ANNOTATION: &str = "dev.kaas-gitops.tenant";
 

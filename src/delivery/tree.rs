@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 use super::Artifact;
-use crate::render::INPUT_HASH_PREFIX;
+use crate::layout::{self, INPUT_HASH_PREFIX, artifact};
 
 /// The OCIRepository of a tenant, as rendered (only what `publish` needs).
 #[derive(Debug, Deserialize)]
@@ -73,10 +73,9 @@ impl TenantSource {
 /// skip unchanged tenants), not with what Flux applies, and an artifact must change only when
 /// the objects do.
 pub fn tenant_files(tree: &BTreeMap<String, Vec<u8>>, tenant: &str) -> BTreeMap<String, Vec<u8>> {
-    let overlay = format!("overlays/tenants/{tenant}/");
-    let index = format!("{overlay}kustomization.yaml");
+    let index = layout::overlay_index(Some(tenant));
     tree.iter()
-        .filter(|(p, _)| p.starts_with(&overlay) || p.starts_with("base/tenant/"))
+        .filter(|(p, _)| artifact::holds(tenant, p))
         .map(|(p, b)| {
             let bytes = if *p == index { without_input_hash(b) } else { b.clone() };
             (p.clone(), bytes)
@@ -101,11 +100,11 @@ fn without_input_hash(bytes: &[u8]) -> Vec<u8> {
 pub fn tenant_sources(tree: &BTreeMap<String, Vec<u8>>) -> Result<Vec<TenantSource>, Vec<String>> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    for (path, bytes) in tree.range("flux/ocirepository-".to_string()..) {
-        if !path.starts_with("flux/ocirepository-") {
+    for (path, bytes) in tree.range(artifact::REPOSITORY_FILE_PREFIX.to_string()..) {
+        if !path.starts_with(artifact::REPOSITORY_FILE_PREFIX) {
             break;
         }
-        if path["flux/".len()..].contains('/') {
+        if !artifact::names_one(path) {
             continue;
         }
         let text = String::from_utf8_lossy(bytes);
@@ -125,9 +124,10 @@ pub fn tenant_sources(tree: &BTreeMap<String, Vec<u8>>) -> Result<Vec<TenantSour
             continue;
         };
         let files = tenant_files(tree, &tenant);
-        if !files.keys().any(|p| p.starts_with("overlays/")) {
+        if !files.keys().any(|p| layout::tenant_of(p).is_some()) {
             errors.push(format!(
-                "{path}: tenant `{tenant}` has no overlays/tenants/{tenant}/ in this tree"
+                "{path}: tenant `{tenant}` has no {} in this tree",
+                layout::tenant_prefix(&tenant)
             ));
             continue;
         }

@@ -1,6 +1,6 @@
 //! The forges' REST APIs over HTTP: JSON in and out, a connect and read timeout on every
-//! request, the same bounded retries as `pin` (`crate::pin::registry`: a few attempts with a
-//! doubling pause, only for faults that may pass: no connection, no answer in time, 5xx), and
+//! request, the same bounded retries as `pin` ([`crate::http`]: a few attempts with a doubling
+//! pause, only for faults that may pass: no connection, no answer in time, 5xx), and
 //! rate limits honoured: a 429, or a 403 that says it is one (`Retry-After`, or GitHub's
 //! `x-ratelimit-remaining: 0`), is waited out when the forge asks for no more than
 //! [`MAX_RATE_WAIT`], else reported with the time to wait.
@@ -13,8 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::forge::{ForgeError, Kind};
-use crate::pin::http::retry_after;
-use crate::pin::registry::{ATTEMPTS, BACKOFF};
+use crate::http::{ATTEMPTS, Backoff, retry_after};
 
 /// The longest `Retry-After` waited out; a longer one is reported instead.
 pub const MAX_RATE_WAIT: Duration = Duration::from_secs(60);
@@ -90,14 +89,9 @@ impl Client {
             url: base.to_string(),
             detail,
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| fail(format!("cannot start the async runtime: {e}")))?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout)
+        let runtime = crate::http::runtime().map_err(|e| fail(format!("cannot start the async runtime: {e}")))?;
+        let http = crate::http::client(timeout)
             .timeout(timeout)
-            .user_agent(concat!("kaas-gitops/", env!("CARGO_PKG_VERSION")))
             // A redirect could carry the token's header to another host: not followed.
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -192,7 +186,7 @@ impl Client {
             None => None,
         };
         self.runtime.block_on(async {
-            let mut pause = BACKOFF;
+            let mut backoff = Backoff::default();
             let mut attempt = 1;
             let mut rate_waits = 0;
             loop {
@@ -244,8 +238,7 @@ impl Client {
                         detail: format!("{failure} (after {ATTEMPTS} attempts)"),
                     });
                 }
-                tokio::time::sleep(pause).await;
-                pause *= 2;
+                tokio::time::sleep(backoff.pause()).await;
                 attempt += 1;
             }
         })

@@ -23,7 +23,7 @@ pub fn overlay_files(
     let repo = &ws.repo;
     let head = repo.head().ok()?.peel_to_tree().ok()?;
     let mut out = BTreeMap::new();
-    let Ok(entry) = head.get_path(Path::new(&ws.git_path("overlays/tenants"))) else {
+    let Ok(entry) = head.get_path(Path::new(&ws.git_path(crate::layout::TENANTS_DIR))) else {
         return Some(out);
     };
     let tenants = entry.to_object(repo).ok()?.peel_to_tree().ok()?;

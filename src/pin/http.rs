@@ -3,14 +3,12 @@
 //! headers, and `Retry-After` is a header. oci-client still does the token dance
 //! ([`oci_client::Client::auth`]); the token is kept per repository here and fetched again once
 //! when the registry answers 401 (it expired).
-//!
-//! `Retry-After` is read as RFC 9110 §10.2.3 defines it: a number of seconds, or an HTTP date
-//! (the IMF-fixdate form of §5.6.7, `Sun, 06 Nov 1994 08:49:37 GMT`, the one senders must use).
+//! Its client is [`crate::http::client`]'s; `Retry-After` is read by [`crate::http::retry_after`].
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, RETRY_AFTER};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap};
 
 /// How a request proves who is asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,12 +40,8 @@ pub(crate) struct Http {
 
 impl Http {
     /// A client; `timeout` bounds connecting and each read.
-    pub fn new(timeout: Duration, insecure: Vec<String>, user_agent: &str) -> Result<Http, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .read_timeout(timeout)
-            .user_agent(user_agent)
-            .build()?;
+    pub fn new(timeout: Duration, insecure: Vec<String>) -> Result<Http, reqwest::Error> {
+        let client = crate::http::client(timeout).build()?;
         Ok(Http { client, insecure })
     }
 
@@ -91,76 +85,5 @@ impl Http {
         let headers = response.headers().clone();
         let body = response.bytes().await?.to_vec();
         Ok(Answer { status, headers, body })
-    }
-}
-
-/// How long `Retry-After` asks to wait, from `now`; `None` when absent or unreadable. A date in
-/// the past is no wait.
-pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = UNIX_EPOCH + Duration::from_secs(http_date(value)?);
-    Some(at.duration_since(now).unwrap_or_default())
-}
-
-/// Seconds since 1970 of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn http_date(value: &str) -> Option<u64> {
-    let (_, rest) = value.split_once(", ")?;
-    let parts: Vec<&str> = rest.split(' ').collect();
-    let [day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
-    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
-    let year: i64 = year.parse().ok().filter(|y| *y >= 1970)?;
-    let hms: Vec<i64> = time.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    let [h, m, s] = hms.as_slice() else { return None };
-    if *h > 23 || *m > 59 || *s > 60 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm, proleptic Gregorian calendar).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use reqwest::header::HeaderValue;
-
-    fn after(value: &str, now: u64) -> Option<Duration> {
-        let mut headers = HeaderMap::new();
-        headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
-        retry_after(&headers, UNIX_EPOCH + Duration::from_secs(now))
-    }
-
-    #[test]
-    fn retry_after_is_seconds_or_an_http_date() {
-        assert_eq!(after("7", 0), Some(Duration::from_secs(7)));
-        // RFC 9110's example date is 784111777 seconds after 1970.
-        assert_eq!(http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
-        assert_eq!(
-            after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_770),
-            Some(Duration::from_secs(7))
-        );
-        assert_eq!(
-            after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_800),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(http_date("Tue, 29 Feb 2028 23:59:59 GMT"), Some(1_835_481_599));
-        assert_eq!(after("soon", 0), None);
-        assert_eq!(after("-3", 0), None);
-        assert_eq!(http_date("Sun, 06 Foo 1994 08:49:37 GMT"), None);
     }
 }

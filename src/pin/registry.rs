@@ -22,19 +22,14 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
 use reqwest::StatusCode;
 
+use crate::http::{ATTEMPTS, Backoff, USER_AGENT, retry_after};
 use crate::pin::auth::{AuthError, DockerConfig};
-use crate::pin::http::{Answer, Credential, Http, retry_after};
+use crate::pin::http::{Answer, Credential, Http};
 use crate::pin::reference::{Digest, ImageRef, api_host};
 
-/// Attempts per request for faults that may pass.
-pub(crate) const ATTEMPTS: u32 = 3;
 /// Attempts per request while the registry answers 429 or 503 with `Retry-After`; each wait
 /// must also end within `--timeout` of the first attempt.
 const RATE_LIMITED_ATTEMPTS: u32 = 5;
-/// How kaas-gitops introduces itself to registries.
-const USER_AGENT: &str = concat!("kaas-gitops/", env!("CARGO_PKG_VERSION"));
-/// The first pause between attempts; it doubles after each.
-pub(crate) const BACKOFF: Duration = Duration::from_millis(250);
 /// Tags asked for per page of a tag list.
 const TAG_PAGE: usize = 1000;
 /// Pages of a tag list read at most, so a registry that ignores `last` cannot loop us.
@@ -304,7 +299,7 @@ enum Attempt {
 impl OciRegistry {
     /// A client; fails only when the async runtime or the HTTP client cannot be created.
     pub fn new(options: Options) -> std::io::Result<OciRegistry> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let runtime = crate::http::runtime()?;
         let insecure: Vec<String> = options.insecure.iter().map(|r| api_host(r).to_string()).collect();
         let config = ClientConfig {
             protocol: ClientProtocol::HttpsExcept(insecure.clone()),
@@ -316,7 +311,7 @@ impl OciRegistry {
             ..ClientConfig::default()
         };
         let client = oci_client::Client::try_from(config).map_err(std::io::Error::other)?;
-        let http = Http::new(options.timeout, insecure, USER_AGENT).map_err(std::io::Error::other)?;
+        let http = Http::new(options.timeout, insecure).map_err(std::io::Error::other)?;
         Ok(OciRegistry {
             client,
             http,
@@ -397,7 +392,7 @@ impl OciRegistry {
         let timeout = self.options.timeout;
         self.runtime.block_on(async {
             let started = tokio::time::Instant::now();
-            let mut pause = BACKOFF;
+            let mut backoff = Backoff::default();
             let mut attempt = 1;
             loop {
                 let (failure, asked) = match tokio::time::timeout(timeout, self.http.get(url, accept, credential)).await
@@ -424,10 +419,7 @@ impl OciRegistry {
                         asked
                     }
                     None if attempt >= ATTEMPTS || !transient(&failure) => return Err(failure),
-                    None => {
-                        pause *= 2;
-                        pause / 2
-                    }
+                    None => backoff.pause(),
                 };
                 tokio::time::sleep(wait).await;
                 attempt += 1;

@@ -8,6 +8,7 @@
 //! alone (one HEAD request).
 
 pub mod oci;
+pub mod sources;
 
 use serde::Serialize;
 

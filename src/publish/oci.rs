@@ -15,8 +15,6 @@ use crate::pin::http::{Credential, Http};
 use crate::pin::reference::ImageRef;
 use crate::publish::Target;
 
-const USER_AGENT: &str = concat!("kaas-gitops/", env!("CARGO_PKG_VERSION"));
-
 /// A registry client for pushes.
 pub struct OciTarget {
     client: oci_client::Client,
@@ -37,18 +35,18 @@ pub struct OciTarget {
 impl OciTarget {
     /// A client; `insecure` are the `host:port`s reached over plain HTTP.
     pub fn new(timeout: Duration, insecure: Vec<String>, docker_config: DockerConfig) -> std::io::Result<OciTarget> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let runtime = crate::http::runtime()?;
         let config = ClientConfig {
             protocol: ClientProtocol::HttpsExcept(insecure.clone()),
             connect_timeout: Some(timeout),
             read_timeout: Some(timeout),
             // One POST and one PUT per blob: the blobs are a few KiB.
             use_monolithic_push: true,
-            user_agent: USER_AGENT,
+            user_agent: crate::http::USER_AGENT,
             ..ClientConfig::default()
         };
         let client = oci_client::Client::try_from(config).map_err(std::io::Error::other)?;
-        let http = Http::new(timeout, insecure, USER_AGENT).map_err(std::io::Error::other)?;
+        let http = Http::new(timeout, insecure).map_err(std::io::Error::other)?;
         Ok(OciTarget {
             client,
             http,

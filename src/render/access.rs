@@ -254,12 +254,12 @@ pub fn kustomization(p: &Platform, t: &Tenant) -> Option<Object> {
     // The tenant's own source and interval: its artifact copies the whole overlay folder,
     // `access/` with it, and at scale this one reconciles as seldom as the tenant's own.
     let (interval, source_ref) =
-        crate::render::shared::tenant_source(p, &crate::render::tenant_kustomization_name(&t.name));
+        crate::render::shared::tenant_source(p, &crate::layout::tenant_kustomization_name(&t.name));
     let k = Kustomization::new(
         ObjectMeta::new(&name, Some(&t.name), tenant_labels(t)),
         KustomizationSpec {
             interval,
-            path: format!("./overlays/tenants/{}/{ACCESS_DIR}", t.name),
+            path: format!("./{}/{ACCESS_DIR}", crate::layout::tenant_dir(&t.name)),
             prune: true,
             health_checks: None,
             health_check_exprs: None,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::delivery::CONTENT_MEDIA_TYPE;
+use crate::layout::artifact::CONTENT_MEDIA_TYPE;
 use crate::map;
 use crate::model::{Delivery, Model, OciDelivery, artifact_generator};
 use crate::render::node::Node;
@@ -16,25 +16,7 @@ use crate::render::objects::oci::{LayerSelector, LocalRef, OciRef, OciRepository
 use crate::render::objects::{ObjectMeta, to_node};
 use crate::render::{Object, Tree, yaml};
 
-/// The Flux Kustomization of the platform layer.
-pub fn platform_kustomization_name() -> &'static str {
-    "kaas-platform"
-}
-
-/// The Flux Kustomization of a tenant.
-pub fn tenant_kustomization_name(tenant: &str) -> String {
-    format!("kaas-tenant-{tenant}")
-}
-
-/// The file name (without `.yaml`) of a tenant's Flux Kustomization.
-pub fn tenant_kustomization_file(tenant: &str) -> String {
-    format!("kustomization-{}", tenant_kustomization_name(tenant))
-}
-
-/// The file name (without `.yaml`) of a tenant's OCIRepository (`delivery.mode: oci`).
-pub fn tenant_oci_repository_file(tenant: &str) -> String {
-    format!("ocirepository-{}", tenant_kustomization_name(tenant))
-}
+use crate::layout::{self, platform_kustomization_name, tenant_kustomization_name};
 
 pub use crate::model::shard;
 
@@ -229,7 +211,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         "kaas.yaml".to_string(),
         kustomization(
             platform_kustomization_name(),
-            "./overlays/platform".into(),
+            format!("./{}", layout::PLATFORM_DIR),
             false,
             Some(platform_gate(model)),
             map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
@@ -240,7 +222,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
             t.source_path.clone(),
             kustomization(
                 &tenant_kustomization_name(&t.name),
-                format!("./overlays/tenants/{}", t.name),
+                format!("./{}", layout::tenant_dir(&t.name)),
                 true,
                 None,
                 map! {
@@ -273,7 +255,10 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         let file = obj.file_name();
         let skipped = obj.name.strip_prefix("kaas-tenant-").is_some_and(|t| skip.contains(t));
         if !skipped {
-            tree.insert(format!("flux/{file}"), yaml::document(&input, &obj.body));
+            tree.insert(
+                format!("{}/{file}", layout::FLUX_DIR),
+                yaml::document(&input, &obj.body),
+            );
         }
         resources.push(file);
     }
@@ -284,7 +269,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         "resources" => resources,
     };
     tree.insert(
-        "flux/kustomization.yaml".into(),
+        layout::FLUX_INDEX.into(),
         yaml::document("kaas.yaml and tenants/", &list),
     );
     tree

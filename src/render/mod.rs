@@ -24,10 +24,6 @@ use crate::model::{Model, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 
-pub use flux::{
-    platform_kustomization_name, tenant_kustomization_file, tenant_kustomization_name, tenant_oci_repository_file,
-};
-
 /// Paths of the rendered repository and their bytes, sorted by path.
 pub type Tree = BTreeMap<String, Vec<u8>>;
 
@@ -80,17 +76,16 @@ pub struct Selection<'a> {
     pub hashes: &'a BTreeMap<String, String>,
 }
 
-/// The header line that records a tenant overlay's input hash.
-pub const INPUT_HASH_PREFIX: &str = "# kaas-gitops-input: ";
+use crate::layout::{self, INPUT_HASH_PREFIX};
 
 /// Renders the platform layer, the Flux entry points and the selected tenants. Returns the tree
 /// and the path prefixes it owns (stale files under them are deleted).
 pub fn render(model: &Model, images: &Images, ctx: Context, sel: Selection<'_>) -> (Tree, Vec<String>) {
     let only = sel.only;
     let mut tree = Tree::new();
-    let mut owned = vec!["overlays/platform/".to_string(), "flux/".to_string()];
+    let mut owned = vec![format!("{}/", layout::PLATFORM_DIR), format!("{}/", layout::FLUX_DIR)];
     let platform_dir = Dir {
-        path: "overlays/platform".into(),
+        path: layout::PLATFORM_DIR.into(),
         input: "kaas.yaml",
         base: ctx.base_platform.then_some("../../base/platform"),
         namespace: None,
@@ -107,8 +102,8 @@ pub fn render(model: &Model, images: &Images, ctx: Context, sel: Selection<'_>) 
         .filter(|t| !sel.skip.contains(&t.name))
         .collect();
     match only {
-        None => owned.push("overlays/tenants/".to_string()),
-        Some(names) => owned.extend(names.iter().map(|n| format!("overlays/tenants/{n}/"))),
+        None => owned.push(format!("{}/", layout::TENANTS_DIR)),
+        Some(names) => owned.extend(names.iter().map(|n| layout::tenant_prefix(n))),
     }
     let rendered: Vec<Tree> = selected
         .par_iter()
@@ -124,7 +119,7 @@ pub fn render(model: &Model, images: &Images, ctx: Context, sel: Selection<'_>) 
 pub fn tenant_tree(model: &Model, images: &Images, ctx: Context, t: &Tenant, hash: Option<&str>) -> Tree {
     let mut tree = Tree::new();
     let dir = Dir {
-        path: format!("overlays/tenants/{}", t.name),
+        path: layout::tenant_dir(&t.name),
         input: &t.source_path,
         base: ctx.base_tenant.then_some("../../../base/tenant"),
         namespace: Some(&t.name),
@@ -134,7 +129,7 @@ pub fn tenant_tree(model: &Model, images: &Images, ctx: Context, t: &Tenant, has
     let bindings = access::bindings(t);
     if !bindings.is_empty() {
         let inside = Dir {
-            path: format!("overlays/tenants/{}/{}", t.name, access::ACCESS_DIR),
+            path: format!("{}/{}", layout::tenant_dir(&t.name), access::ACCESS_DIR),
             input: &t.source_path,
             base: None,
             namespace: None,
@@ -183,7 +178,7 @@ fn add_dir(tree: &mut Tree, d: &Dir<'_>, objects: Vec<Object>) {
         let line = format!("{INPUT_HASH_PREFIX}{h}\n");
         bytes.splice(at..at, line.into_bytes());
     }
-    tree.insert(format!("{dir}/kustomization.yaml"), bytes);
+    tree.insert(format!("{dir}/{}", layout::KUSTOMIZATION), bytes);
 }
 
 /// `metadata` with a name, an optional namespace and the labels every object carries.

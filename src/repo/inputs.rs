@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::diagnostics::Diagnostic;
+use crate::layout::{self, INPUT_HASH_PREFIX};
 use crate::model::build::transitions::Deployed;
-use crate::render::INPUT_HASH_PREFIX;
 use crate::repo::lock::LOCK_PATH;
 use crate::spec::load::MAX_FILE_BYTES;
 
@@ -82,7 +82,7 @@ impl Previous {
                 .map(|(name, d)| (name.clone(), d.clone()))
                 .collect(),
             Origin::Disk(repo) => {
-                let root = repo.join("overlays/tenants");
+                let root = repo.join(layout::TENANTS_DIR);
                 let wanted: Vec<(&String, &BTreeSet<String>)> =
                     self.folders.iter().filter(|(name, _)| asked(name)).collect();
                 let mut out: BTreeMap<String, Deployed> = wanted
@@ -219,7 +219,7 @@ struct Overlays {
 }
 
 fn overlays_on_disk(repo: &Path, tenants: &BTreeSet<&str>) -> Overlays {
-    let root = repo.join("overlays/tenants");
+    let root = repo.join(layout::TENANTS_DIR);
     let names: Vec<String> = match std::fs::read_dir(&root) {
         Ok(entries) => entries
             .flatten()
@@ -624,22 +624,24 @@ impl Inputs {
             overlay_hashes: BTreeMap::new(),
             rendered: files
                 .keys()
-                .filter_map(|k| k.strip_prefix("overlays/tenants/")?.split_once('/'))
-                .map(|(name, _)| name.to_string())
+                .filter_map(|k| layout::tenant_of(k))
+                .map(str::to_string)
                 .collect(),
             previous: {
                 let mut by_tenant: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-                for (name, file) in files
-                    .keys()
-                    .filter_map(|k| k.strip_prefix("overlays/tenants/")?.split_once('/'))
-                {
+                for (name, file) in files.keys().filter_map(|k| {
+                    Some((
+                        layout::tenant_of(k)?,
+                        k.strip_prefix(&layout::tenant_prefix(layout::tenant_of(k)?))?,
+                    ))
+                }) {
                     by_tenant.entry(name.to_string()).or_default().insert(file.to_string());
                 }
                 // Nothing is compared on disk here, so every tenant is asked about anyway.
                 let known = by_tenant
                     .iter()
                     .map(|(name, names)| {
-                        let read = |f: &str| files.get(&format!("overlays/tenants/{name}/{f}")).cloned();
+                        let read = |f: &str| files.get(&format!("{}{f}", layout::tenant_prefix(name))).cloned();
                         (name.clone(), deployed_of(name, names, read))
                     })
                     .collect();

@@ -3,6 +3,7 @@
 
 pub mod inputs;
 pub mod lock;
+pub mod pause_point;
 pub mod portable;
 pub mod process_lock;
 pub mod stat_cache;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+use super::pause_point::step;
 use crate::render::Tree;
 
 /// Marks temp files, so a later run can clean up after a killed one.
@@ -282,9 +283,11 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
         .par_iter()
         .zip(targets.par_iter())
         .map(|((_, bytes), target)| {
-            let mut f = fs_err::File::create(temp_of(target))?;
-            f.write_all(bytes)?;
-            Ok(())
+            step(|| {
+                let mut f = fs_err::File::create(temp_of(target))?;
+                f.write_all(bytes)?;
+                Ok(())
+            })
         })
         .collect();
     if let Some(Err(e)) = written.into_iter().find(Result::is_err) {
@@ -303,18 +306,16 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
     //    its input hash, and a later run trusts that hash only if the files it lists are
     //    already the new ones; Flux entries point at overlays, which must be complete first.
     let (first, last): (Vec<&PathBuf>, Vec<&PathBuf>) = targets.iter().partition(|t| !is_entry_point(repo, t));
-    first
-        .par_iter()
-        .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
+    let rename = |t: &&PathBuf| -> Result<()> { step(|| Ok(fs_err::rename(temp_of(t), t)?)) };
+    first.par_iter().try_for_each(rename)?;
     if !first.is_empty() && !last.is_empty() {
         sync_folders(repo, first.iter().map(|p| p.as_path()))?;
     }
-    last.par_iter()
-        .try_for_each(|t| fs_err::rename(temp_of(t), t).map_err(anyhow::Error::from))?;
+    last.par_iter().try_for_each(rename)?;
     // 4. Deletions come last: a crash before this point leaves the old tenant, never a hole.
     for (rel, _) in &plan.deleted {
         let path = repo.join(rel);
-        fs_err::remove_file(&path)?;
+        step(|| fs_err::remove_file(&path))?;
         let mut dir = path.parent().map(Path::to_path_buf);
         while let Some(d) = dir {
             if d == repo || std::fs::remove_dir(&d).is_err() {
@@ -335,7 +336,8 @@ pub fn apply(repo: &Path, plan: &Plan) -> Result<()> {
 
 /// A file other files depend on: a `kustomization.yaml` or anything under `flux/`.
 fn is_entry_point(repo: &Path, target: &Path) -> bool {
-    target.file_name().is_some_and(|n| n == "kustomization.yaml") || target.starts_with(repo.join("flux"))
+    target.file_name().is_some_and(|n| n == crate::layout::KUSTOMIZATION)
+        || target.starts_with(repo.join(crate::layout::FLUX_DIR))
 }
 
 /// One `syncfs` for the whole batch of temp files instead of one fsync per file.

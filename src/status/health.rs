@@ -50,6 +50,10 @@ pub struct Condition {
     pub reason: String,
     /// `message`.
     pub message: String,
+    /// `observedGeneration`: the generation of the spec this condition speaks of, where the
+    /// controller stamps one (not shown: the JSON output keeps the four fields above).
+    #[serde(skip)]
+    pub observed_generation: Option<i64>,
 }
 
 /// The conditions of `object`.
@@ -64,6 +68,7 @@ pub fn conditions(object: &Value) -> Vec<Condition> {
                     status: text(c, "status"),
                     reason: text(c, "reason"),
                     message: text(c, "message"),
+                    observed_generation: c["observedGeneration"].as_i64(),
                 })
                 .collect()
         })
@@ -252,8 +257,15 @@ pub fn kamaji_control_plane(object: &Value) -> (State, String) {
     if let Some(c) = cs.iter().find(|c| c.status == "False" && c.kind != "Paused") {
         let why = if c.message.is_empty() { &c.reason } else { &c.message };
         // A refusal by Kamaji's admission webhook (a version step it does not allow) is the
-        // provider's answer for this spec on every retry; anything else may heal.
-        let state = if observed(object) && c.message.contains("denied the request") {
+        // provider's answer for this spec on every retry; anything else may heal. The status has
+        // no `observedGeneration` of its own: the provider stamps one on each condition instead
+        // (v0.20.0 `controllers/conditions.go`, `TrackConditionType`), so a refusal counts only
+        // when it was written for the spec's current generation, not a stale one of the last.
+        let for_this_spec = match (c.observed_generation, object["metadata"]["generation"].as_i64()) {
+            (Some(seen), Some(generation)) => seen == generation,
+            _ => observed(object),
+        };
+        let state = if for_this_spec && c.message.contains("denied the request") {
             State::Failed
         } else {
             State::Progressing
@@ -483,9 +495,17 @@ mod tests {
         let mut refused = ready.clone();
         refused["conditions"][0] = json!({"type": "TenantControlPlaneCreated", "status": "False", "reason": "Pending",
             "message": "admission webhook \"tcp.kamaji.clastix.io\" denied the request: unable to upgrade"});
-        let (state, text) = kamaji_control_plane(&kcp("v1.35.0", refused));
+        let (state, text) = kamaji_control_plane(&kcp("v1.35.0", refused.clone()));
         assert_eq!(state, State::Failed);
         assert!(text.contains("denied the request"), "{text}");
+        // As the provider writes it, with the generation it refused stamped on the condition:
+        // a refusal of this spec fails; one left from the spec before (generation 1, the spec
+        // is at 2 now and the provider has not answered it yet) is on its way.
+        refused["conditions"][0]["observedGeneration"] = json!(2);
+        assert_eq!(kamaji_control_plane(&kcp("v1.35.0", refused.clone())).0, State::Failed);
+        refused["conditions"][0]["observedGeneration"] = json!(1);
+        let (state, text) = kamaji_control_plane(&kcp("v1.34.2", refused));
+        assert_eq!(state, State::Progressing, "{text}");
         // Any other false condition: on its way.
         let mut pending = ready;
         pending["conditions"][0]["status"] = json!("False");

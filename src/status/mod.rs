@@ -84,7 +84,7 @@ pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
     let mut out: Vec<Entry> = manifests
         .iter()
         .filter(|m| m.rendered && m.kind == "Kustomization" && m.group() == "kustomize.toolkit.fluxcd.io")
-        .filter(|m| m.file.starts_with("flux/"))
+        .filter(|m| crate::layout::in_flux(&m.file))
         .map(|k| {
             let path = k
                 .pointer_str("/spec/path")

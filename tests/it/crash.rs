@@ -1,5 +1,6 @@
-//! Crash safety and one writer at a time (issue 9), with the real binary: a render SIGKILLed at
-//! random moments leaves every file whole and the next render converges; two renders at once
+//! Crash safety and one writer at a time (issue 9), with the real binary: a render SIGKILLed
+//! mid-write (at pause points between its write steps, so by construction whatever the machine's
+//! load; issue 47) or at random moments leaves every file whole and the next render converges; two renders at once
 //! never interleave; a held lock makes a second run wait, then exit 2 naming the holder.
 //!
 //! See: issues/9
@@ -107,23 +108,44 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-fn render(repo: &Repo) -> std::process::Child {
-    bin()
-        .arg("--repo")
+/// `render --quiet` in the background; with `pause_at`, it stops for good after that many
+/// write steps (temp file written, rename, deletion: `src/repo/pause_point.rs`).
+fn render(repo: &Repo, pause_at: Option<u64>) -> std::process::Child {
+    let mut cmd = bin();
+    cmd.arg("--repo")
         .arg(repo.path())
         .arg("render")
         .arg("--quiet")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs")
+        .stderr(Stdio::piped());
+    if let Some(n) = pause_at {
+        cmd.env(kaas_gitops::repo::pause_point::VARIABLE, n.to_string());
+    }
+    cmd.spawn().expect("the binary runs")
+}
+
+/// `(written, deleted)` from a render's summary line.
+fn counts(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(" written, "))
+        .unwrap_or_else(|| panic!("no summary line: {stderr}"));
+    let number_before = |word: &str| -> u64 {
+        let head = &line[..line.find(word).unwrap_or_else(|| panic!("{word} in {line}"))];
+        head.rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    (number_before(" written"), number_before(" deleted"))
 }
 
 #[test]
-fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_converges() {
-    const TENANTS: usize = 300;
-    const KILLS: u32 = 30;
-    const MORE_KILLS: u32 = 120;
+fn a_render_killed_mid_write_leaves_whole_files_and_the_next_render_converges() {
+    const TENANTS: usize = 30;
+    // Timed kills at random moments, on top of the kills at pause points: extra input whose
+    // landing is not asserted (it depends on the machine's load).
+    const TIMED_KILLS: u32 = 4;
     let seed = std::env::var("KAAS_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -131,59 +153,89 @@ fn a_render_killed_at_random_moments_leaves_whole_files_and_the_next_render_conv
     let mut rng = Rng(seed);
     let repo = generated(TENANTS);
     assert_eq!(repo.run(&["render"]).code, 0);
-    // How long a render that rewrites every tenant takes: the kills are spread over it.
+    // A render that rewrites every tenant: how many write steps it takes (each written file is a
+    // temp file, then a rename; each deleted file one step) and how long it runs.
     set_memory(&repo, 5000);
     let started = Instant::now();
     let run = repo.run(&["render"]);
     let full = started.elapsed();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains(&format!("{TENANTS} tenant(s)")), "{}", run.stderr);
+    let (written, deleted) = counts(&run.stderr);
+    assert!(
+        written > 2 * TENANTS as u64 && deleted >= TENANTS as u64,
+        "{}",
+        run.stderr
+    );
     every_file_is_whole(repo.path(), None);
-    let (mut killed, mut finished, mut leftovers, mut mid_write) = (0, 0, 0, 0);
-    let full_us = (full.as_micros() as u64).max(1);
-    // KILLS spread over a whole render, then (bounded) more from its middle on, where the tree
-    // is written, until one lands mid-write: how long the render spends before writing depends
-    // on the machine's load, so a fixed number of kills may all land before the first write.
-    let mut i = 0;
-    while i < KILLS || (mid_write == 0 && i < KILLS + MORE_KILLS) {
-        i += 1;
-        set_memory(&repo, 5000 + i);
-        let delay = if i <= KILLS {
-            Duration::from_micros(rng.next() % (full_us * 11 / 10))
-        } else {
-            Duration::from_micros(full_us / 2 + rng.next() % (full_us * 5 / 2))
-        };
-        // A second of slack for file systems with coarse timestamps.
+    let steps = 2 * written + deleted;
+    // The phase boundaries of `tree::apply` (first temp file, last temp file, first and last
+    // rename, first and last deletion), then random steps across all of them.
+    let mut points = vec![1, written, written + 1, 2 * written - 1, 2 * written, steps - 1];
+    points.extend((0..5).map(|_| 1 + rng.next() % (steps - 1)));
+    let mut paused_in = [0u32; 3];
+    let mut mid_write = 0;
+    for (i, &at) in points.iter().enumerate() {
+        set_memory(&repo, 5001 + i as u32);
         let since = SystemTime::now() - Duration::from_secs(1);
-        let mut child = render(&repo);
-        // Not a wait for a condition: the kill moment is the test's random input, spread over a
-        // full render. Whether it landed mid-write is measured below, not assumed.
-        std::thread::sleep(delay);
+        let mut child = render(&repo, Some(at));
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let said = read_until(&mut stderr, "paused after write step");
+        assert!(
+            said.contains(&format!("paused after write step {at} ")),
+            "step {at} of {steps}: the render did not pause there:\n{said}"
+        );
+        mid_write += u32::from(at < 2 * written);
         child.kill().expect("SIGKILL");
-        let status = child.wait().unwrap();
-        if status.code().is_some() {
-            finished += 1;
+        assert!(child.wait().unwrap().code().is_none(), "killed, not finished");
+        let left = every_file_is_whole(repo.path(), Some(since)) as u64;
+        // Exactly `at` steps done: the temp files written and not yet renamed are there (all
+        // written before the first rename), and none once every rename is done.
+        let (expected, phase) = if at <= written {
+            (at, 0)
+        } else if at < 2 * written {
+            (2 * written - at, 1)
         } else {
-            killed += 1;
+            (0, 2)
+        };
+        assert_eq!(
+            left, expected,
+            "killed after step {at} of {steps}: temp files left behind"
+        );
+        paused_in[phase] += 1;
+        // Every third kill, the next render must converge from exactly that state.
+        if i % 3 == 2 {
+            let run = repo.run(&["render"]);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            assert_eq!(
+                every_file_is_whole(repo.path(), None),
+                0,
+                "temp files survived a render"
+            );
         }
-        // A temp file left behind was created and not yet renamed when the kill came: the
-        // process was killed in the middle of writing the tree.
-        let left = every_file_is_whole(repo.path(), Some(since));
-        leftovers += left;
-        mid_write += u32::from(left > 0 && status.code().is_none());
+    }
+    let full_us = (full.as_micros() as u64).max(1);
+    for i in 0..TIMED_KILLS {
+        set_memory(&repo, 6000 + i);
+        let since = SystemTime::now() - Duration::from_secs(1);
+        let mut child = render(&repo, None);
+        // The kill moment is random input spread over a full render, not a wait for anything.
+        std::thread::sleep(Duration::from_micros(rng.next() % (full_us * 11 / 10)));
+        child.kill().expect("SIGKILL");
+        child.wait().unwrap();
+        every_file_is_whole(repo.path(), Some(since));
     }
     eprintln!(
-        "crash test (seed {seed:#x}): a full render takes {} ms; {killed} renders killed mid-run \
-         ({mid_write} of them mid-write), {finished} finished first; {leftovers} temp files left behind in all",
-        full.as_millis()
+        "crash test (seed {seed:#x}): {steps} write steps per full render ({written} written, \
+         {deleted} deleted; {} ms); killed {} times at pause points ({} while temp files were \
+         written, {} while renaming, {} while deleting) and {TIMED_KILLS} times at random moments",
+        full.as_millis(),
+        points.len(),
+        paused_in[0],
+        paused_in[1],
+        paused_in[2]
     );
-    assert!(killed > 0, "no kill landed while a render ran");
-    // Without this, every kill could have landed before the first write or after the last,
-    // and the test would prove nothing about a torn write.
-    assert!(
-        mid_write > 0,
-        "no kill landed mid-write (no temp file left behind); try another KAAS_CRASH_SEED"
-    );
+    assert!(mid_write >= 4, "kills mid-write: {mid_write}");
     // The next render cleans up and converges; the one after it has nothing to do.
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The folders of the core, and what they must never name.
-const CORE: [&str; 4] = ["spec", "model", "render", "validate"];
+const CORE: [&str; 6] = ["spec", "model", "render", "layout", "delivery", "validate"];
 const SHELL: [&str; 5] = [
     "crate::commands",
     "crate::cli",
@@ -18,8 +18,9 @@ const SHELL: [&str; 5] = [
     "std::io::stdout",
 ];
 /// The pure core (the `validate` engine reads the rendered files itself), and what it must never
-/// name: the disk, the process, the clock, the modules that use them.
-const PURE: [&str; 3] = ["spec", "model", "render"];
+/// name: the disk, the process, the clock, the modules that use them. `layout` is where the
+/// rendered tree puts things; `delivery` computes each tenant's artifact from a rendered tree.
+const PURE: [&str; 5] = ["spec", "model", "render", "layout", "delivery"];
 const IMPURE: [&str; 10] = [
     "crate::repo",
     "crate::git",
@@ -111,6 +112,41 @@ fn graph() -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, String>) {
     let mut sources = Vec::new();
     files(&src(), &mut sources);
     let modules: BTreeSet<String> = sources.iter().map(|(m, _)| m.clone()).collect();
+    // `pub use child::item;` in a module: `module::item` is the child's (a `mod.rs` that
+    // re-exports would otherwise hide the file an import really reaches, and a loop with it).
+    let mut reexports: BTreeMap<String, String> = BTreeMap::new();
+    for (module, text) in &sources {
+        for (i, _) in text
+            .match_indices("pub use ")
+            .chain(text.match_indices("pub(crate) use "))
+        {
+            let rest = &text[i..];
+            let rest = &rest[rest.find("use ").expect("a use") + 4..];
+            let rest = &rest[..rest.find(';').unwrap_or(rest.len())];
+            let (prefix, rest) = if let Some(r) = rest.strip_prefix("crate::") {
+                (String::new(), r)
+            } else if let Some(r) = rest.strip_prefix("super::") {
+                (module.rsplit_once("::").map_or("", |(p, _)| p).to_string(), r)
+            } else {
+                (module.clone(), rest.strip_prefix("self::").unwrap_or(rest))
+            };
+            let mut named = Vec::new();
+            use_paths(&prefix, rest, &mut named);
+            for path in named {
+                let Some((_, item)) = path.rsplit_once("::") else {
+                    continue;
+                };
+                let exported = if module.is_empty() {
+                    item.to_string()
+                } else {
+                    format!("{module}::{item}")
+                };
+                if exported != path {
+                    reexports.insert(exported, path);
+                }
+            }
+        }
+    }
     let mut edges = BTreeMap::new();
     for (module, text) in &sources {
         let mut named = Vec::new();
@@ -127,21 +163,43 @@ fn graph() -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, String>) {
         }
         let targets: BTreeSet<String> = named
             .iter()
-            .filter_map(|path| {
-                // The longest prefix of the path that is a file's module.
-                let mut m = path.as_str();
-                loop {
-                    if modules.contains(m) {
-                        return Some(m.to_string());
-                    }
-                    m = m.rsplit_once("::")?.0;
-                }
-            })
+            .filter_map(|path| resolve(path, &modules, &reexports))
             .filter(|t| t != module && !t.is_empty())
             .collect();
         edges.insert(module.clone(), targets);
     }
     (edges, sources.into_iter().collect())
+}
+
+/// The file `path` reaches: the longest prefix of it that is a file's module, followed through
+/// that module's re-exports.
+fn resolve(path: &str, modules: &BTreeSet<String>, reexports: &BTreeMap<String, String>) -> Option<String> {
+    let mut path = path.to_string();
+    // Re-exports chain at most a few times; the bound keeps a `pub use self::x as x` finite.
+    for _ in 0..8 {
+        let mut m = path.as_str();
+        let module = loop {
+            if modules.contains(m) {
+                break m.to_string();
+            }
+            m = m.rsplit_once("::")?.0;
+        };
+        let item = path[module.len()..]
+            .trim_start_matches("::")
+            .split("::")
+            .next()
+            .unwrap_or_default();
+        let key = if module.is_empty() {
+            item.to_string()
+        } else {
+            format!("{module}::{item}")
+        };
+        match reexports.get(&key) {
+            Some(target) if !item.is_empty() => path = target.clone(),
+            _ => return Some(module),
+        }
+    }
+    None
 }
 
 /// The strongly connected components with more than one file (Tarjan).
@@ -229,6 +287,43 @@ fn no_import_cycle_between_files() {
     assert!(
         found.is_empty(),
         "files that import each other (around a loop): {found:#?}"
+    );
+}
+
+/// The same graph between the top-level folders (`render`, `delivery`, `model`, ...): one
+/// folder importing another that imports it back is a loop too, even when no two of their
+/// files close one.
+#[test]
+fn no_import_cycle_between_folders() {
+    let (edges, _) = graph();
+    let top = |m: &str| m.split("::").next().unwrap_or_default().to_string();
+    let mut folders: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, targets) in &edges {
+        let entry = folders.entry(top(from)).or_default();
+        entry.extend(
+            targets
+                .iter()
+                .map(|t| top(t))
+                .filter(|t| *t != top(from) && !t.is_empty()),
+        );
+    }
+    folders.remove("");
+    let found = cycles(&folders);
+    assert!(
+        found.is_empty(),
+        "folders that import each other (around a loop): {found:?}"
+    );
+}
+
+#[test]
+fn a_re_export_is_an_edge() {
+    // `crate::delivery::TenantSource` is `delivery/tree.rs`'s, re-exported by `delivery/mod.rs`:
+    // the import reaches tree.rs, and a loop through it is a loop.
+    let (edges, _) = graph();
+    assert!(
+        edges["publish::sources"].contains("delivery::tree"),
+        "{:?}",
+        edges["publish::sources"]
     );
 }
 

@@ -1,9 +1,12 @@
-//! Checks of single fields that the platform, the tenants and the backups share: images
-//! (repository, tag, tag policy) and storage sizes.
+//! Checks of single fields that the platform, the tenants and the backups share: the file's
+//! header, Kubernetes and provider versions, address ranges, images (repository, tag, tag
+//! policy) and storage sizes. A leaf: every builder may call it, it calls none of them.
+
+use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{Chart, ImageSpec, TagPolicy};
-use crate::spec::raw;
+use crate::model::{Chart, ImageSpec, KubeVersion, TagPolicy};
+use crate::spec::raw::{self, API_VERSION};
 use crate::spec::source::Source;
 
 /// The newest etcd image that still has `/bin/sh` (v3.6 images are distroless); backups use it
@@ -166,4 +169,79 @@ pub(crate) fn chart(src: &Source, field: &str, name: &str, c: &raw::Chart, errs:
         repository: c.repository.trim_end_matches('/').to_string(),
         version: c.version.clone(),
     }
+}
+
+/// Checks `apiVersion` and `kind`.
+pub fn header(src: &Source, api_version: &str, kind: &str, want: &str, errs: &mut Vec<Diagnostic>) {
+    if api_version != API_VERSION {
+        errs.push(
+            src.error("apiVersion", format!("unsupported apiVersion `{api_version}`"))
+                .with_hint(format!("write `apiVersion: {API_VERSION}`")),
+        );
+    }
+    if kind != want {
+        errs.push(
+            src.error("kind", format!("expected kind `{want}`, found `{kind}`"))
+                .with_hint(format!("write `kind: {want}`")),
+        );
+    }
+}
+
+/// Parses a Kubernetes version field, refusing YAML numbers with a hint to quote them.
+pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>) -> Option<KubeVersion> {
+    // Only a value that reads as a number can have been one: the span index is consulted (and,
+    // for a cached file, built) only then.
+    if text.parse::<f64>().is_ok()
+        && let Some(s) = src.scalar(field)
+        && s.plain
+        && s.text.parse::<f64>().is_ok()
+    {
+        errs.push(
+            src.error(
+                field,
+                format!("the version `{}` is a YAML number, not a string", s.text),
+            )
+            .with_hint(format!(
+                "quote it and give all three parts: `\"v{}.0\"`; YAML reads `1.30` as the float 1.3",
+                s.text
+            )),
+        );
+        return None;
+    }
+    let parsed = KubeVersion::parse(text);
+    if parsed.is_none() {
+        errs.push(
+            src.error(field, format!("`{text}` is not a Kubernetes version"))
+                .with_hint("write `vMAJOR.MINOR.PATCH`, e.g. `v1.33.4`"),
+        );
+    }
+    parsed
+}
+
+/// A provider release: `vMAJOR.MINOR.PATCH`.
+pub(crate) fn release(src: &Source, field: &str, ver: &str, errs: &mut Vec<Diagnostic>) {
+    if !ver.starts_with('v') || KubeVersion::parse(ver).is_none() {
+        errs.push(
+            src.error(field, format!("`{ver}` is not a release version"))
+                .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.9.0`"),
+        );
+    }
+}
+
+/// `a-b` (inclusive) or a CIDR, as an inclusive range of one family.
+pub fn parse_range(s: &str) -> Option<(IpAddr, IpAddr)> {
+    if let Some((a, b)) = s.split_once('-') {
+        let a: IpAddr = a.trim().parse().ok()?;
+        let b: IpAddr = b.trim().parse().ok()?;
+        return (a.is_ipv4() == b.is_ipv4() && a <= b).then_some((a, b));
+    }
+    let net: ipnet::IpNet = s.trim().parse().ok()?;
+    Some(match net {
+        // Skip the network and broadcast addresses of IPv4 networks larger than /31.
+        ipnet::IpNet::V4(n) if n.prefix_len() < 31 => (
+            IpAddr::V4(u32::from(n.network()).checked_add(1)?.into()),
+            IpAddr::V4(u32::from(n.broadcast()).checked_sub(1)?.into()),
+        ),
+        n => (n.network(), n.broadcast()),
+    })
 }

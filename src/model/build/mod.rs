@@ -21,8 +21,8 @@ mod upgrades;
 mod warnings;
 pub mod window;
 
+pub use fields::parse_range;
 pub use kamaji_version::{TagOrigin, check as kamaji_ceiling};
-pub use platform::parse_range;
 pub use tenant::MAX_NAME;
 pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;
 

@@ -1,11 +1,12 @@
 //! `kaas.yaml` -> `model::Platform`, collecting every problem.
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::DEFAULT_CLUSTER_DOMAIN;
-use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, image, image_or_default};
+use crate::model::build::fields::{
+    ETCD_JOB_IMAGE, chart, header, image, image_or_default, parse_range, release, version,
+};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
@@ -13,7 +14,7 @@ use crate::model::{
     Provider, repository_name,
 };
 use crate::spec::load::Loaded;
-use crate::spec::raw::{self, API_VERSION, Contract, LoadBalancerImplementation, PlatformFile};
+use crate::spec::raw::{self, Contract, LoadBalancerImplementation, PlatformFile};
 use crate::spec::source::Source;
 
 /// Default job images of the kamaji-etcd chart, pinned to explicit tags (the chart's own
@@ -470,63 +471,6 @@ fn management_releases(
     }
 }
 
-/// A provider release: `vMAJOR.MINOR.PATCH`.
-pub(crate) fn release(src: &Source, field: &str, ver: &str, errs: &mut Vec<Diagnostic>) {
-    if !ver.starts_with('v') || KubeVersion::parse(ver).is_none() {
-        errs.push(
-            src.error(field, format!("`{ver}` is not a release version"))
-                .with_hint("write the provider release as `vMAJOR.MINOR.PATCH`, e.g. `v0.9.0`"),
-        );
-    }
-}
-
-/// Checks `apiVersion` and `kind`.
-pub fn header(src: &Source, api_version: &str, kind: &str, want: &str, errs: &mut Vec<Diagnostic>) {
-    if api_version != API_VERSION {
-        errs.push(
-            src.error("apiVersion", format!("unsupported apiVersion `{api_version}`"))
-                .with_hint(format!("write `apiVersion: {API_VERSION}`")),
-        );
-    }
-    if kind != want {
-        errs.push(
-            src.error("kind", format!("expected kind `{want}`, found `{kind}`"))
-                .with_hint(format!("write `kind: {want}`")),
-        );
-    }
-}
-
-/// Parses a Kubernetes version field, refusing YAML numbers with a hint to quote them.
-pub fn version(src: &Source, field: &str, text: &str, errs: &mut Vec<Diagnostic>) -> Option<KubeVersion> {
-    // Only a value that reads as a number can have been one: the span index is consulted (and,
-    // for a cached file, built) only then.
-    if text.parse::<f64>().is_ok()
-        && let Some(s) = src.scalar(field)
-        && s.plain
-        && s.text.parse::<f64>().is_ok()
-    {
-        errs.push(
-            src.error(
-                field,
-                format!("the version `{}` is a YAML number, not a string", s.text),
-            )
-            .with_hint(format!(
-                "quote it and give all three parts: `\"v{}.0\"`; YAML reads `1.30` as the float 1.3",
-                s.text
-            )),
-        );
-        return None;
-    }
-    let parsed = KubeVersion::parse(text);
-    if parsed.is_none() {
-        errs.push(
-            src.error(field, format!("`{text}` is not a Kubernetes version"))
-                .with_hint("write `vMAJOR.MINOR.PATCH`, e.g. `v1.33.4`"),
-        );
-    }
-    parsed
-}
-
 /// Each chart repository becomes one `HelmRepository` named after its URL. Two URLs with one name
 /// would render one object over the other, and a release would install from the wrong
 /// repository. See: issues/9 (found by the pipeline property test).
@@ -786,22 +730,4 @@ fn is_duration(s: &str) -> bool {
         }
     }
     true
-}
-
-/// `a-b` (inclusive) or a CIDR, as an inclusive range of one family.
-pub fn parse_range(s: &str) -> Option<(IpAddr, IpAddr)> {
-    if let Some((a, b)) = s.split_once('-') {
-        let a: IpAddr = a.trim().parse().ok()?;
-        let b: IpAddr = b.trim().parse().ok()?;
-        return (a.is_ipv4() == b.is_ipv4() && a <= b).then_some((a, b));
-    }
-    let net: ipnet::IpNet = s.trim().parse().ok()?;
-    Some(match net {
-        // Skip the network and broadcast addresses of IPv4 networks larger than /31.
-        ipnet::IpNet::V4(n) if n.prefix_len() < 31 => (
-            IpAddr::V4(u32::from(n.network()).checked_add(1)?.into()),
-            IpAddr::V4(u32::from(n.broadcast()).checked_sub(1)?.into()),
-        ),
-        n => (n.network(), n.broadcast()),
-    })
 }

@@ -4,7 +4,7 @@
 //! than the control plane, at most three minors older.
 
 use crate::diagnostics::Diagnostic;
-use crate::model::build::platform::version;
+use crate::model::build::fields::version;
 use crate::model::upgrade::{KUBELET_SKEW, pool_skew};
 use crate::model::{KubeVersion, Platform};
 use crate::spec::raw::Worker;

@@ -9,8 +9,8 @@ use ipnet::IpNet;
 use crate::diagnostics::Diagnostic;
 use crate::model::build::backup;
 use crate::model::build::fields::storage_size;
+use crate::model::build::fields::{header, version};
 use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
-use crate::model::build::platform::{header, version};
 use crate::model::build::pool_version::{pool_version, workers_version};
 use crate::model::build::{providers, removed_flags, topology};
 use crate::model::{

@@ -73,7 +73,7 @@ pub fn check(
                 Diagnostic::error(format!(
                     "deleting `tenants/{name}.yaml` would prune tenant `{name}`'s cluster and its etcd at once, which never finishes"
                 ))
-                .in_file(format!("overlays/tenants/{name}/"))
+                .in_file(crate::layout::tenant_prefix(name))
                 .with_hint(format!(
                     "restore the file and set `spec.decommissioned: true` first: once Flux has removed the cluster (`kubectl get cluster -n {name}` finds none), delete the file (docs/lifecycle.md)"
                 )),

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::build::fields::chart;
+use crate::model::build::fields::release;
 use crate::model::build::names::is_dns1123_subdomain;
-use crate::model::build::platform::release;
 use crate::model::{Chart, Provider};
 use crate::spec::raw::PlatformSpec;
 use crate::spec::source::Source;

@@ -3,8 +3,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use crate::diagnostics::Diagnostic;
+use crate::model::build::fields::parse_range;
 use crate::model::build::names::is_dns1123_label;
-use crate::model::build::platform::parse_range;
 use crate::model::{ProxmoxCluster, ProxmoxMachine};
 use crate::spec::raw::{Proxmox, ProxmoxPool};
 use crate::spec::source::Source;
