@@ -514,21 +514,36 @@ spec:
       replicas: 1
 ";
 
-/// `git ARGS` in `dir` with its own `HOME` (no user or system config) and a fixed author; its
-/// stdout. Panics with git's stderr when it fails.
-#[track_caller]
-pub fn git(home: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .env("HOME", home)
+/// What every git in the tests runs with: `home` as `HOME` (no user config but the test's), no
+/// system config, a fixed author and committer.
+pub fn git_env<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
+    cmd.env("HOME", home)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat")
+        .env("GIT_AUTHOR_NAME", "Pat Person")
         .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat")
+        .env("GIT_COMMITTER_NAME", "Pat Person")
         .env("GIT_COMMITTER_EMAIL", "pat@example.org")
-        .args(args)
-        .output()
-        .expect("git runs");
+}
+
+/// `git` in `dir`, set up as [`git_env`] says.
+pub fn git_cmd(home: &Path, dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir);
+    git_env(&mut c, home);
+    c
+}
+
+/// The binary with `home` as `HOME` and no system git config, as a person's commits run it.
+pub fn bin_in_home(home: &Path) -> Command {
+    let mut c = bin();
+    c.env("HOME", home).env("GIT_CONFIG_NOSYSTEM", "1");
+    c
+}
+
+/// `git ARGS` in `dir` (see [`git_env`]); its stdout. Panics with git's stderr when it fails.
+#[track_caller]
+pub fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(home, dir).args(args).output().expect("git runs");
     assert!(
         out.status.success(),
         "git {args:?}: {}",

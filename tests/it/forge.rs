@@ -5,12 +5,12 @@
 //! through `url.<it>.pushInsteadOf`;
 //! Gitea: the server itself, over HTTP with the git credential helper).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Repo, Run, bin};
+use crate::common::{Repo, Run, bin_in_home, git as git_in, git_cmd};
 
 const TIME: &str = "1700000000";
 const TOKEN: &str = "kaas-test-token-0123456789";
@@ -79,13 +79,11 @@ impl Fleet {
 
     /// The binary, with no forge token but those in `env`.
     fn kaas(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut c = bin();
+        let mut c = bin_in_home(self.home.path());
         for v in TOKEN_VARS {
             c.env_remove(v);
         }
-        c.env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("KAAS_COMMIT_TIME", TIME)
+        c.env("KAAS_COMMIT_TIME", TIME)
             .envs(env.iter().copied())
             .arg("--repo")
             .arg(self.repo.path())
@@ -113,29 +111,6 @@ impl Fleet {
         assert!(text.contains(from), "`{from}` is not in {rel}");
         self.repo.write(rel, &text.replacen(from, to, 1));
     }
-}
-
-fn git_cmd(home: &Path, dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat Person")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat Person")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org");
-    c
-}
-
-#[track_caller]
-fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(home, dir).args(args).output().expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A forge's API over HTTP, for reading back what the tests made.

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::common::{Repo, Run, bin};
+use crate::common::{Repo, Run, bin, bin_in_home, git as git_in, git_cmd};
 
 /// The commit time the tests inject (2023-11-14T22:13:20Z).
 const TIME: &str = "1700000000";
@@ -70,9 +69,7 @@ impl GitRepo {
 
     /// The binary on this repository, at the injected time.
     fn kaas(&self, args: &[&str]) -> Run {
-        bin()
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
+        bin_in_home(self.home.path())
             .env("KAAS_COMMIT_TIME", TIME)
             .arg("--repo")
             .arg(self.path())
@@ -102,29 +99,6 @@ impl GitRepo {
         assert!(text.contains(from), "`{from}` is not in {rel}");
         self.repo.write(rel, &text.replacen(from, to, 1));
     }
-}
-
-fn git_cmd(home: &Path, dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat Person")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat Person")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org");
-    c
-}
-
-#[track_caller]
-fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(home, dir).args(args).output().expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn lines(text: &str) -> BTreeSet<String> {
@@ -617,11 +591,8 @@ fn pr_pushes_over_https_through_git_with_its_ca_setting_and_credential_helper() 
     // The binary as `g.kaas` runs it, without the machine's `GIT_SSL_CAINFO` (it would override
     // the repository's `http.sslCAInfo`), with `path` as PATH when given.
     let kaas = |path: Option<&Path>| -> Run {
-        let mut c = bin();
-        c.env_remove("GIT_SSL_CAINFO")
-            .env("HOME", g.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("KAAS_COMMIT_TIME", TIME);
+        let mut c = bin_in_home(g.home.path());
+        c.env_remove("GIT_SSL_CAINFO").env("KAAS_COMMIT_TIME", TIME);
         if let Some(p) = path {
             c.env("PATH", p);
         }

@@ -36,13 +36,7 @@ impl Signed {
     }
 
     fn env(&self, cmd: &mut Command) {
-        cmd.env("HOME", self.home.path())
-            .env("GNUPGHOME", self.gnupg())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Pat Person")
-            .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-            .env("GIT_COMMITTER_NAME", "Pat Person")
-            .env("GIT_COMMITTER_EMAIL", "pat@example.org");
+        crate::common::git_env(cmd, self.home.path()).env("GNUPGHOME", self.gnupg());
     }
 
     #[track_caller]

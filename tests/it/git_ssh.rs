@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{Repo, Run, bin, free_port, run_ok};
+use crate::common::{Repo, Run, free_port, git, run_ok};
 
 const SSHD: &str = "/usr/sbin/sshd";
 const TIME: &str = "1700000000";
@@ -149,22 +149,6 @@ impl Drop for Ssh {
     }
 }
 
-/// `git ARGS` in `dir` with `home` as `$HOME`.
-#[track_caller]
-fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
-    run_ok(
-        Command::new("git")
-            .current_dir(dir)
-            .env("HOME", home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Pat Person")
-            .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-            .env("GIT_COMMITTER_NAME", "Pat Person")
-            .env("GIT_COMMITTER_EMAIL", "pat@example.org")
-            .args(args),
-    )
-}
-
 #[test]
 fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
     let ssh = Ssh::start();
@@ -194,10 +178,8 @@ fn pr_pushes_over_ssh_with_the_key_in_ssh_agent_and_checks_the_host_key() {
         ),
     );
     let pr = |agent: &Path| -> Run {
-        bin()
-            .env("HOME", home.path())
+        crate::common::bin_in_home(home.path())
             .env("GIT_SSH_COMMAND", &ssh_command)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("KAAS_COMMIT_TIME", TIME)
             .env("SSH_AUTH_SOCK", agent)
             .arg("--repo")
@@ -292,9 +274,7 @@ fn pr_pushes_through_a_host_alias_with_identity_file_and_proxy_jump_from_the_ssh
         &spec.replace("replicas: 2", "replicas: 3 # scaled"),
     );
 
-    let r: Run = bin()
-        .env("HOME", home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let r: Run = crate::common::bin_in_home(home.path())
         .env("KAAS_COMMIT_TIME", TIME)
         .env("GIT_SSH_COMMAND", &ssh_command)
         .env_remove("SSH_AUTH_SOCK")
@@ -318,9 +298,7 @@ fn pr_pushes_through_a_host_alias_with_identity_file_and_proxy_jump_from_the_ssh
     assert_eq!(log.matches("Accepted publickey").count(), 2, "{log}");
 
     // Without the config the alias names no host: exit 2 with git's and ssh's own words.
-    let r: Run = bin()
-        .env("HOME", home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let r: Run = crate::common::bin_in_home(home.path())
         .env("KAAS_COMMIT_TIME", TIME)
         .env("GIT_SSH_COMMAND", ssh.ssh_command("empty_config", ""))
         .env_remove("SSH_AUTH_SOCK")
@@ -367,9 +345,7 @@ fn over_ssh_a_non_fast_forward_is_refused_and_the_lease_is_honoured() {
         ],
     );
     let pr = |extra: &[&str]| -> Run {
-        bin()
-            .env("HOME", home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
+        crate::common::bin_in_home(home.path())
             .env("KAAS_COMMIT_TIME", TIME)
             .env("GIT_SSH_COMMAND", &ssh_command)
             .env_remove("SSH_AUTH_SOCK")

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Repo, Run, bin, crds_dir, project_root};
+use crate::common::{Repo, Run, crds_dir, project_root};
 
 /// The documented schema of the envelope.
 fn validator() -> &'static jsonschema::Validator {
@@ -269,21 +269,11 @@ fn committed_example() -> (Repo, tempfile::TempDir) {
 }
 
 fn git(home: &Path, dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat Person")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat Person")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org");
-    c
+    crate::common::git_cmd(home, dir)
 }
 
 fn pr(repo: &Repo, home: &Path, args: &[&str]) -> Run {
-    bin()
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    crate::common::bin_in_home(home)
         .arg("--repo")
         .arg(repo.path())
         .args(args)

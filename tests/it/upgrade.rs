@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{Repo, Run, bin, crds_dir, git};
+use crate::common::{Repo, Run, crds_dir, git};
 
 /// The example repository (waves `canary` = acme, `rest`; releases v1.32.9, v1.33.5, v1.34.2),
 /// rendered: its overlays are what is deployed.
@@ -259,9 +259,7 @@ fn upgrade_takes_one_minor_per_run_and_refuses_a_step_it_cannot_name() {
 }
 
 fn upgrade(repo: &Repo, home: &Path, args: &[&str]) -> Run {
-    bin()
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    crate::common::bin_in_home(home)
         .arg("--repo")
         .arg(repo.path())
         .arg("upgrade")
