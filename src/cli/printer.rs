@@ -240,6 +240,25 @@ impl Printer {
         }
     }
 
+    /// A run's problems (sorted, every one of them) in the output format asked for, closed by
+    /// the line saying nothing was written. The caller exits 1.
+    pub fn invalid(&self, format: crate::cli::Format, mut diags: Vec<Diagnostic>) {
+        crate::diagnostics::sort(&mut diags);
+        let errors = diags.iter().filter(|d| d.is_error()).count();
+        match format {
+            crate::cli::Format::Json => self.envelope(false, serde_json::json!({"diagnostics": diags})),
+            crate::cli::Format::Github => {
+                for d in &diags {
+                    self.data(&format!("{}\n", d.github_annotation()));
+                }
+            }
+            crate::cli::Format::Human => {
+                self.diagnostics(&diags);
+                self.failed(&format!("{errors} problem(s) found; nothing was written"));
+            }
+        }
+    }
+
     /// An environment error and its causes: on stderr always, and in the JSON envelope.
     pub fn error_chain(&self, e: &anyhow::Error) {
         self.error_chain_hinted(e, None);

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::Printer;
 use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
 use crate::layout::{platform_kustomization_name, tenant_kustomization_name};

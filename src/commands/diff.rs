@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::cli::Printer;
 use crate::cli::{DiffArgs, Format};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
 use crate::render::Options;
 use crate::repo::inputs;

@@ -14,7 +14,7 @@ use kube::config::Kubeconfig;
 
 use crate::cli::{Format, KubeconfigArgs, Printer};
 use crate::cluster::{CLUSTER, Cluster, ClusterError, Target};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::status::report_cluster_error;
 use crate::commands::{ExitStatus, pipeline};
 use crate::map;

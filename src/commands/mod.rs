@@ -33,6 +33,16 @@ use std::time::Duration;
 use crate::cli::{Cli, Command, Printer};
 use crate::repo::process_lock::{self, Guard};
 
+/// Prints every problem of a run ([`Printer::invalid`]) and returns exit 1.
+pub(crate) fn report_invalid(
+    printer: &Printer,
+    format: crate::cli::Format,
+    diags: Vec<crate::diagnostics::Diagnostic>,
+) -> ExitStatus {
+    printer.invalid(format, diags);
+    ExitStatus::Failure
+}
+
 /// How a command ended (see `cli.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::cli::Printer;
 use crate::cli::{Format, PinArgs};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, crds};
 use crate::crd_fetch::{self, Mode};
 use crate::diagnostics::Diagnostic;

@@ -19,7 +19,7 @@ use crate::cli::{Format, PrArgs};
 use crate::commands::commit::commit_time;
 use crate::commands::pr_body::Proposal;
 use crate::commands::pr_plan::{Plan, Planned, against_base, is_any_output};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::summary::Status;
 use crate::commands::{ExitStatus, pipeline, pr_open, pr_platform};
 use crate::diagnostics::Diagnostic;

@@ -10,7 +10,7 @@ use crate::cli::{Format, RenderArgs};
 use crate::commands::commit::Committer;
 use crate::commands::summary::{Status, summarize};
 use crate::commands::{ExitStatus, pipeline};
-use crate::diagnostics::{self, Diagnostic};
+use crate::diagnostics::Diagnostic;
 use crate::render::Options;
 use crate::repo::inputs;
 use crate::repo::tenant_cache::TenantCache;
@@ -61,14 +61,14 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     // is read while the inputs are.
     let (inputs, known) = rayon::join(|| inputs::read(repo, &args.select.tenants), || TenantCache::load(repo));
     let inputs = match inputs? {
-        Err(d) => return Ok(report_invalid(printer, args.output.format, d)),
+        Err(d) => return Ok(crate::commands::report_invalid(printer, args.output.format, d)),
         Ok(inputs) => inputs,
     };
     let read_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut parsed = ParseCache::default();
     let (hits, digests) = known.seed(&inputs, &mut parsed);
     let mut rendered = match pipeline::run_cached(&inputs, &select, &mut parsed) {
-        Err(d) => return Ok(report_invalid(printer, args.output.format, d)),
+        Err(d) => return Ok(crate::commands::report_invalid(printer, args.output.format, d)),
         Ok(r) => r,
     };
     let render_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -256,23 +256,4 @@ fn report_written(
             ));
         }
     }
-}
-
-/// Prints every problem and returns exit 1.
-pub fn report_invalid(printer: &Printer, format: Format, mut diags: Vec<Diagnostic>) -> ExitStatus {
-    diagnostics::sort(&mut diags);
-    let errors = diags.iter().filter(|d| d.is_error()).count();
-    match format {
-        Format::Json => printer.envelope(false, json!({"diagnostics": diags})),
-        Format::Github => {
-            for d in &diags {
-                printer.data(&format!("{}\n", d.github_annotation()));
-            }
-        }
-        Format::Human => {
-            printer.diagnostics(&diags);
-            printer.failed(&format!("{errors} problem(s) found; nothing was written"));
-        }
-    }
-    ExitStatus::Failure
 }

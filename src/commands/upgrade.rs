@@ -19,7 +19,7 @@ use anyhow::Result;
 
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
 use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::upgrade_gate::{self, Deadline, Health};
 use crate::commands::upgrade_select::{committed_versions, earlier_waves, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::cli::Printer;
 use crate::cli::{CrdFetchArgs, Format, ValidateArgs};
-use crate::commands::render::report_invalid;
+use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, crds, pin};
 use crate::crd_fetch::{self, Mode};
 use crate::model::crd_assets::crd_assets;
