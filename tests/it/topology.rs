@@ -166,6 +166,7 @@ fn variables_and_patches_as_kaas_yaml_declares_them() {
         [
             "kaas-datastore",
             "kaas-endpoint",
+            "kaas-dns",
             "kaas-ssh-keys",
             "kaas-hetzner",
             "kaas-node-labels",
