@@ -12,6 +12,7 @@ mod addons;
 pub mod bootstrap_rbac;
 pub mod build;
 pub mod crd_assets;
+pub mod dns;
 pub mod kamaji_releases;
 pub mod pins;
 pub mod provider_releases;
@@ -499,6 +500,13 @@ pub struct Tenant {
 }
 
 impl Tenant {
+    /// CoreDNS's Service address, which every kubelet of the tenant gets as `clusterDNS`: the
+    /// 10th address of the first service CIDR, as kubeadm picks it ([`dns`]). `None` only for a
+    /// tenant validation would refuse.
+    pub fn dns_service_ip(&self) -> Option<IpAddr> {
+        self.services.first().and_then(|c| dns::dns_service_ip(c))
+    }
+
     /// Whether any pool autoscales.
     pub fn autoscales(&self) -> bool {
         self.pools.iter().any(|p| matches!(p.size, PoolSize::Autoscaled { .. }))

@@ -265,6 +265,9 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
     let deployment = authentication
         .and_then(|a| a.volume.clone())
         .map(|v| kcp::Deployment { extra_volumes: vec![v] });
+    // The kubelets' `clusterDNS`, written because Kamaji derives it on create only (see
+    // `kcp::CoreDns`); the same address in topology mode comes through a class variable.
+    let dns_service_ips: Vec<String> = t.dns_service_ip().iter().map(ToString::to_string).collect();
     let control_plane = KamajiControlPlane::new(
         ObjectMeta::new(&t.name, Some(&t.name), tenant_labels(t)),
         KamajiControlPlaneSpec {
@@ -272,7 +275,9 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
             replicas: t.cp_replicas,
             data_store_name: t.datastore_name(),
             addons: kcp::Addons {
-                core_dns: enabled(t.core_dns),
+                core_dns: t.core_dns.then(|| kcp::CoreDns {
+                    dns_service_ips: dns_service_ips.clone(),
+                }),
                 kube_proxy: enabled(t.kube_proxy),
                 konnectivity: enabled(t.konnectivity),
             },
@@ -295,6 +300,7 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
                 service_type: t.service_type.as_str().into(),
                 service_address: t.vip.map(|ip| ip.to_string()),
                 service_annotations: (!service_annotations.is_empty()).then_some(service_annotations),
+                dns_service_ips: if t.core_dns { Vec::new() } else { dns_service_ips },
             },
             deployment,
         },

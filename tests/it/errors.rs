@@ -246,6 +246,47 @@ fn cidrs_invalid_or_overlapping() {
     );
 }
 
+/// A service range must hold CoreDNS's address, the 10th (kubeadm's `GetDNSIP`, rendered as the
+/// control plane's `addons.coreDNS.dnsServiceIPs`), and kube-apiserver takes one range, or two
+/// of different families (kubernetes v1.36.3 `cmd/kube-apiserver/app/options/validation.go`).
+#[test]
+fn service_cidrs_too_small_or_of_one_family() {
+    let with_services = |services: &'static str| {
+        tenant(move |t| {
+            t.replace(
+                "  infrastructure:",
+                &format!("  network:\n    services: {services}\n  infrastructure:"),
+            )
+        })
+    };
+    let stderr = refused(
+        "tenants/bad.yaml",
+        &with_services("[10.96.0.0/29]"),
+        "tenants/bad.yaml:9:16",
+        "service CIDR `10.96.0.0/29` has 8 addresses: CoreDNS's Service takes the one at index 10",
+    );
+    assert!(stderr.contains("use a /28 or larger"), "{stderr}");
+    let stderr = refused(
+        "tenants/bad.yaml",
+        &with_services("[fd00:96::/125]"),
+        "tenants/bad.yaml:9:16",
+        "service CIDR `fd00:96::/125` has 8 addresses",
+    );
+    assert!(stderr.contains("use a /124 or larger"), "{stderr}");
+    refused(
+        "tenants/bad.yaml",
+        &with_services("[10.96.0.0/16, 10.97.0.0/16]"),
+        "tenants/bad.yaml:9:30",
+        "`10.97.0.0/16` is of the same IP family as `10.96.0.0/16`",
+    );
+    refused(
+        "tenants/bad.yaml",
+        &with_services("[10.96.0.0/16, fd00::/108, 10.97.0.0/16]"),
+        "tenants/bad.yaml:9:42",
+        "more than two service CIDRs",
+    );
+}
+
 #[test]
 fn autoscaling_bounds() {
     refused(

@@ -45,6 +45,9 @@ fn assert_kubeadm_waits_for_metadata(units: &serde_json::Map<String, Value>) {
     for line in [
         "Requires=coreos-metadata.service",
         "After=coreos-metadata.service",
+        // CAPMOX v0.9.0 `templates/cluster-template-flatcar.yaml:110,392`: kubeadm after
+        // containerd (kubernetes-sigs/image-builder#939), ordering only.
+        "After=containerd.service",
         "EnvironmentFile=/run/metadata/flatcar",
     ] {
         assert!(
@@ -52,16 +55,23 @@ fn assert_kubeadm_waits_for_metadata(units: &serde_json::Map<String, Value>) {
             "no `{line}` in the kubeadm drop-in:\n{dropin}"
         );
     }
+    assert!(
+        !dropin.lines().any(|l| l == "Requires=containerd.service"),
+        "kubeadm is ordered after containerd, not bound to it:\n{dropin}"
+    );
 }
 
+/// The pool's `preKubeadmCommands` end with the `envsubst` step.
 #[track_caller]
 fn assert_envsubst(spec: &Value) {
+    let commands = spec["preKubeadmCommands"].as_array().expect("preKubeadmCommands");
     assert_eq!(
-        spec["preKubeadmCommands"],
-        json!([
-            "envsubst < /etc/kubeadm.yml > /etc/kubeadm.yml.tmp",
-            "mv /etc/kubeadm.yml.tmp /etc/kubeadm.yml"
-        ])
+        commands[commands.len().saturating_sub(2)..],
+        [
+            json!("envsubst < /etc/kubeadm.yml > /etc/kubeadm.yml.tmp"),
+            json!("mv /etc/kubeadm.yml.tmp /etc/kubeadm.yml")
+        ],
+        "{commands:?}"
     );
 }
 
@@ -157,6 +167,100 @@ fn a_hetzner_flatcar_image_renders_ignition_with_the_servers_identity() {
     assert_eq!(built.code, 0, "{}", built.stderr);
 }
 
+/// `/etc/kubeadm.sh` as Cluster API v1.14.0 writes it from the pool's `preKubeadmCommands`
+/// (`bootstrap/kubeadm/pkg/ignition/clc/clc.go:210-225`: one bash script, `set -e`, every
+/// command in order, then kubeadm), with `/etc/kubeadm.yml` moved to `config`; run under
+/// `kubeadm.service`'s environment `env` (what `/run/metadata/flatcar` holds). Returns the exit
+/// status, stderr and the configuration after the script.
+fn run_kubeadm_sh(spec: &Value, config: &std::path::Path, env: &[(&str, &str)]) -> (i32, String, String) {
+    let commands: Vec<&str> = spec["preKubeadmCommands"]
+        .as_array()
+        .expect("preKubeadmCommands")
+        .iter()
+        .map(|c| c.as_str().expect("a command is a string"))
+        .collect();
+    let script = format!("#!/bin/bash\nset -e\n{}\n", commands.join("\n"))
+        .replace("/etc/kubeadm.yml", &config.display().to_string());
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(&script)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        std::fs::read_to_string(config).unwrap(),
+    )
+}
+
+/// Afterburn before v5.7.0 wrote `COREOS_COREOS_HETZNER_*` (coreos/afterburn PR #1083), later
+/// ones `COREOS_HETZNER_*` (Flatcar's `cl-legacy` prefix): the rendered script fills kubeadm's
+/// configuration from either, and stops without a server ID rather than join as `hcloud://`.
+#[test]
+fn a_hetzner_flatcar_pool_reads_the_server_under_either_afterburn_name() {
+    if std::process::Command::new("envsubst")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no envsubst (gettext) on this machine");
+        return;
+    }
+    let repo = Repo::fixture("providers/hetzner");
+    repo.replace(
+        "tenants/hel.yaml",
+        "      hetznerSecret: hetzner\n",
+        "      hetznerSecret: hetzner\n      imageName: flatcar-stable-4230\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let spec = kubeadm(&repo, "hel", "md-0");
+    // What kubeadm reads, with the variables the pool's configuration names.
+    let template = format!(
+        "providerID: {}\nname: {}\n",
+        kubelet_arg(&spec, "provider-id").unwrap(),
+        spec["joinConfiguration"]["nodeRegistration"]["name"].as_str().unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kubeadm.yml");
+    for (afterburn, env) in [
+        (
+            "v5.7.0 and later",
+            [
+                ("COREOS_HETZNER_INSTANCE_ID", "4711"),
+                ("COREOS_HETZNER_HOSTNAME", "hel-md-0-abc"),
+            ],
+        ),
+        (
+            "before v5.7.0",
+            [
+                ("COREOS_COREOS_HETZNER_INSTANCE_ID", "4711"),
+                ("COREOS_COREOS_HETZNER_HOSTNAME", "hel-md-0-abc"),
+            ],
+        ),
+    ] {
+        std::fs::write(&config, &template).unwrap();
+        let (code, stderr, filled) = run_kubeadm_sh(&spec, &config, &env);
+        assert_eq!(code, 0, "Afterburn {afterburn}: {stderr}");
+        assert_eq!(
+            filled, "providerID: hcloud://4711\nname: hel-md-0-abc\n",
+            "Afterburn {afterburn}"
+        );
+    }
+    std::fs::write(&config, &template).unwrap();
+    let (code, stderr, filled) = run_kubeadm_sh(&spec, &config, &[]);
+    assert_ne!(code, 0, "no server ID, yet the script went on: {filled}");
+    assert!(
+        stderr.contains("no Hetzner server ID in /run/metadata/flatcar"),
+        "{stderr}"
+    );
+    assert_eq!(filled, template, "the configuration was rewritten without a server ID");
+}
+
 #[test]
 fn a_proxmox_pool_says_flatcar_and_reads_capmox_identity() {
     let repo = Repo::example();
@@ -184,6 +288,8 @@ fn a_proxmox_pool_says_flatcar_and_reads_capmox_identity() {
             .starts_with("ssh-ed25519 ")
     );
     assert_envsubst(&spec);
+    // Only the envsubst step: the Hetzner fallback is Hetzner's.
+    assert_eq!(spec["preKubeadmCommands"].as_array().map(Vec::len), Some(2));
     let units = units(&spec);
     assert_kubeadm_waits_for_metadata(&units);
     // CAPMOX writes the identity to /etc/proxmox-env; this agent copies it where kubeadm reads.

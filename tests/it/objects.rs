@@ -18,7 +18,8 @@ use kaas_gitops::render::objects::cluster::{
     TopologyMetadata, WorkersTopology,
 };
 use kaas_gitops::render::objects::controlplane::{
-    Addons, Component, Defaults, Deployment, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network, Resources,
+    Addons, Component, CoreDns, Defaults, Deployment, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network,
+    Resources,
 };
 use kaas_gitops::render::objects::helm::{
     Action, Dependency as HelmDependency, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, KubeConfig,
@@ -158,7 +159,9 @@ fn kamaji_control_plane() -> KamajiControlPlane {
             replicas: 1,
             data_store_name: s("default"),
             addons: Addons {
-                core_dns: Some(Defaults {}),
+                core_dns: Some(CoreDns {
+                    dns_service_ips: vec![s("10.96.0.10")],
+                }),
                 kube_proxy: Some(Defaults {}),
                 konnectivity: Some(Defaults {}),
             },
@@ -173,6 +176,7 @@ fn kamaji_control_plane() -> KamajiControlPlane {
                 service_type: s("LoadBalancer"),
                 service_address: Some(s("10.0.0.1")),
                 service_annotations: Some(BTreeMap::from([(s("example.com/key"), s("v"))])),
+                dns_service_ips: vec![s("10.96.0.10")],
             },
             deployment: Some(Deployment {
                 extra_volumes: vec![

@@ -166,6 +166,7 @@ fn variables_and_patches_as_kaas_yaml_declares_them() {
         [
             "kaas-datastore",
             "kaas-endpoint",
+            "kaas-dns",
             "kaas-ssh-keys",
             "kaas-hetzner",
             "kaas-node-labels",
@@ -418,14 +419,25 @@ fn bad_class_definitions_in_kaas_yaml() {
 
 /// The built-in (`kaas-*`) patches of `class` that target the worker bootstrap template, applied
 /// in order to the shared `KubeadmConfigTemplate` with `vars` as a MachineDeployment's
-/// variable values, the way Cluster API's topology controller applies inline patches
+/// variable values: see [`after_patches`].
+fn worker_bootstrap_after_patches(repo: &Repo, class: &str, vars: &serde_json::Map<String, Value>) -> Value {
+    after_patches(
+        repo,
+        class,
+        ("kubeadmconfigtemplate-kamaji-worker-", "KubeadmConfigTemplate"),
+        vars,
+    )
+}
+
+/// The built-in (`kaas-*`) patches of `class` that target the shared template of `kind` (whose
+/// file name starts with `file`), applied in order to it with `vars` as the variable values, the way Cluster API's topology controller applies inline patches
 /// (`internal/topology/patches/inline`): `enabledIf` decides, each op is an RFC 6902 `add` (whose
 /// parent must exist), a `valueFrom.template` is rendered and read as YAML. Only the template
 /// forms the built-in patches use are understood (`toJson .x`, `if .x`, `if or .x .y`); anything
 /// else fails the test.
-fn worker_bootstrap_after_patches(repo: &Repo, class: &str, vars: &serde_json::Map<String, Value>) -> Value {
-    let kct_file = repo.file_starting("overlays/platform", "kubeadmconfigtemplate-kamaji-worker-");
-    let mut spec = repo.object(&kct_file);
+fn after_patches(repo: &Repo, class: &str, (file, kind): (&str, &str), vars: &serde_json::Map<String, Value>) -> Value {
+    let template_file = repo.file_starting("overlays/platform", file);
+    let mut spec = repo.object(&template_file);
     let cc = repo.object(&format!("overlays/platform/clusterclass-{class}.yaml"));
     let set = |name: &str| vars.get(name).is_some_and(|v| !v.is_null());
     let render = |template: &str| -> String {
@@ -457,7 +469,7 @@ fn worker_bootstrap_after_patches(repo: &Repo, class: &str, vars: &serde_json::M
             }
         }
         for d in p["definitions"].as_array().unwrap() {
-            if d["selector"]["kind"] != "KubeadmConfigTemplate" {
+            if d["selector"]["kind"] != kind {
                 continue;
             }
             for op in d["jsonPatches"].as_array().unwrap() {
@@ -656,4 +668,66 @@ fn a_machine_variable_on_a_pool_from_zero_is_warned_about() {
     ] {
         assert!(!run.stderr.contains(quiet), "{quiet}: {}", run.stderr);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cluster DNS address (issue 41 item 1).
+// ---------------------------------------------------------------------------------------------
+
+/// Kamaji derives the tenant's cluster DNS address only when the TenantControlPlane is created
+/// (kamaji 26.8.2 `internal/webhook/handlers/tcp_defaults.go`), and the provider's every
+/// reconcile copies the control plane's `addons.coreDNS.dnsServiceIPs` over it (provider v0.20.0
+/// `controllers/kamajicontrolplane_controller_tcp.go:93-94`): the class's shared template has
+/// none, so each tenant's comes through `kaasDNSServiceIPs` and the class's `kaas-dns` patch.
+#[test]
+fn a_topology_tenants_control_plane_gets_its_cluster_dns_address() {
+    let repo = Repo::fixture("topology");
+    repo.replace(
+        "tenants/alpha.yaml",
+        "  workers:\n",
+        "  network:\n    services: [10.100.16.0/20]\n  workers:\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cluster = repo.object("overlays/tenants/alpha/cluster-alpha.yaml");
+    assert_eq!(
+        cluster["spec"]["clusterNetwork"]["services"]["cidrBlocks"],
+        json!(["10.100.16.0/20"])
+    );
+    let vars: serde_json::Map<String, Value> = cluster["spec"]["topology"]["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap().to_string(), v["value"].clone()))
+        .collect();
+    assert_eq!(vars.get("kaasDNSServiceIPs"), Some(&json!(["10.100.16.10"])));
+    // What Cluster API makes of the class's template for this Cluster.
+    for class in [
+        "proxmox-standard",
+        "hetzner-small",
+        "kubevirt-tiny",
+        "nutanix-ahv",
+        "aws-general",
+    ] {
+        let kcp = after_patches(
+            &repo,
+            class,
+            ("kamajicontrolplanetemplate-kamaji-", "KamajiControlPlaneTemplate"),
+            &vars,
+        );
+        assert_eq!(
+            kcp["spec"]["template"]["spec"]["addons"]["coreDNS"],
+            json!({"dnsServiceIPs": ["10.100.16.10"]}),
+            "{class}"
+        );
+    }
+    // A tenant on the default service range.
+    let beta = repo.object("overlays/tenants/beta/cluster-beta.yaml");
+    assert!(
+        beta["spec"]["topology"]["variables"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "kaasDNSServiceIPs", "value": ["10.96.0.10"]})),
+        "{beta:#}"
+    );
 }

@@ -130,6 +130,7 @@ pub fn tenant(
         "10.96.0.0/12",
         &mut errs,
     );
+    service_ranges(src, &services, &mut errs);
     for (i, p) in pods.iter().enumerate() {
         for s in &services {
             if overlaps(p, s) {
@@ -454,6 +455,56 @@ fn cidrs(
         }
     }
     list
+}
+
+/// What the service CIDRs must be beyond being CIDRs: each big enough to hold CoreDNS's address
+/// (the 10th, [`crate::model::dns`]), and at most two, of different families, as kube-apiserver
+/// takes `--service-cluster-ip-range` (kubernetes v1.36.3
+/// `cmd/kube-apiserver/app/options/validation.go`, "must not contain more than two entries",
+/// "must be of different IP family").
+fn service_ranges(src: &Source, services: &[String], errs: &mut Vec<Diagnostic>) {
+    use crate::model::dns::{DNS_INDEX, MIN_SERVICE_ADDRESSES};
+    let field = "spec.network.services";
+    let parsed: Vec<(usize, IpNet)> = services
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((i, c.parse::<IpNet>().ok()?)))
+        .collect();
+    for (i, net) in &parsed {
+        let host_bits = u32::from(net.max_prefix_len() - net.prefix_len());
+        if host_bits < MIN_SERVICE_ADDRESSES.ilog2() {
+            let addresses = 1u32 << host_bits;
+            let prefix = net.max_prefix_len() - MIN_SERVICE_ADDRESSES.ilog2() as u8;
+            errs.push(
+                src.error(
+                    &format!("{field}[{i}]"),
+                    format!(
+                        "service CIDR `{net}` has {addresses} addresses: CoreDNS's Service takes the one at index {DNS_INDEX}"
+                    ),
+                )
+                .with_hint(format!(
+                    "a service range needs at least {MIN_SERVICE_ADDRESSES} addresses: use a /{prefix} or larger (the default is `10.96.0.0/12`)"
+                )),
+            );
+        }
+    }
+    if let Some((i, _)) = parsed.get(2) {
+        errs.push(
+            src.error(&format!("{field}[{i}]"), "more than two service CIDRs")
+                .with_hint("kube-apiserver takes one service range, or two of different IP families (dual-stack)"),
+        );
+    }
+    if let [(_, a), (j, b), ..] = parsed.as_slice()
+        && matches!((a, b), (IpNet::V4(_), IpNet::V4(_)) | (IpNet::V6(_), IpNet::V6(_)))
+    {
+        errs.push(
+            src.error(
+                &format!("{field}[{j}]"),
+                format!("`{b}` is of the same IP family as `{a}`"),
+            )
+            .with_hint("a second service range must be of the other IP family (dual-stack); widen the first instead"),
+        );
+    }
 }
 
 fn overlaps(a: &str, b: &str) -> bool {

@@ -77,13 +77,30 @@ pub struct Deployment {
 pub struct Addons {
     /// `coreDNS`.
     #[serde(rename = "coreDNS", skip_serializing_if = "Option::is_none")]
-    pub core_dns: Option<Defaults>,
+    pub core_dns: Option<CoreDns>,
     /// `kubeProxy`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kube_proxy: Option<Defaults>,
     /// `konnectivity`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub konnectivity: Option<Defaults>,
+}
+
+/// `addons.coreDNS`: Kamaji's CoreDNS with its Service address.
+///
+/// The address must be written: the provider copies it to the TenantControlPlane on every
+/// reconcile (cluster-api-control-plane-provider-kamaji v0.20.0
+/// `controllers/kamajicontrolplane_controller_tcp.go:93-94`, overwriting the
+/// `networkProfile.dnsServiceIPs` Kamaji's webhook derived on create only,
+/// `internal/webhook/handlers/tcp_defaults.go`), and Kamaji uploads the tenant's
+/// `kube-system/kubelet-config` with `clusterDNS` from it (`internal/kubeadm/uploadconfig.go`):
+/// left empty, kubelets give pods no cluster DNS.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoreDns {
+    /// `dnsServiceIPs`: the tenant's cluster DNS address.
+    #[serde(rename = "dnsServiceIPs", skip_serializing_if = "Vec::is_empty")]
+    pub dns_service_ips: Vec<String>,
 }
 
 /// An empty map: a block turned on with its defaults.
@@ -139,4 +156,9 @@ pub struct Network {
     /// Annotations of the API server's Service.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_annotations: Option<BTreeMap<String, String>>,
+    /// `dnsServiceIPs`: the kubelets' `clusterDNS` when Kamaji's CoreDNS is off (with it on, the
+    /// provider takes `addons.coreDNS.dnsServiceIPs` instead, v0.20.0
+    /// `controllers/kamajicontrolplane_controller_tcp.go:90,93-94`).
+    #[serde(rename = "dnsServiceIPs", skip_serializing_if = "Vec::is_empty")]
+    pub dns_service_ips: Vec<String>,
 }

@@ -6,16 +6,22 @@
 //! configuration to `/etc/kubeadm.yml` and runs it from `kubeadm.service`; its package comment
 //! names `envsubst` in `preKubeadmCommands` as the replacement for cloud-init's templates, and a
 //! drop-in of `kubeadm.service` in `ignition.containerLinuxConfig.additionalConfig` as the way to
-//! order it. Flatcar's `coreos-metadata.service` (Afterburn built with `cl-legacy`, so its
-//! variables start `COREOS_`: coreos/afterburn `src/providers/mod.rs`, `ENV_PREFIX`) writes
-//! `/run/metadata/flatcar`; the drop-in makes kubeadm wait for it and read it, then `envsubst`
-//! fills the provider ID and node name in: the pattern of CAPMOX v0.9.0
-//! `templates/cluster-template-flatcar.yaml`.
+//! order it. Flatcar's `coreos-metadata.service` (Afterburn) writes `/run/metadata/flatcar`,
+//! its variables starting `COREOS_`: upstream Afterburn dropped its `cl-legacy` feature in v5.0.0
+//! (coreos/afterburn commit 3e4b623) and writes `AFTERBURN_` (v5.10.0 `src/providers/mod.rs`),
+//! but Flatcar's afterburn ebuild applies `0001-Revert-remove-cl-legacy-feature.patch` and builds
+//! with `--features cl-legacy`. The drop-in makes kubeadm wait for the agent (and for containerd)
+//! and read its file, then `envsubst` fills the provider ID and node name in: the pattern of
+//! CAPMOX v0.9.0 `templates/cluster-template-flatcar.yaml`.
 
 use super::NodeWiring;
 
 /// The `kubeadm.service` drop-in: kubeadm waits for Flatcar's metadata agent and sees its
-/// variables. A macro, so that both configurations below can `concat!` it.
+/// variables, and starts after containerd (ordering only, no `Requires=`, as CAPMOX v0.9.0
+/// `templates/cluster-template-flatcar.yaml:110,392` and CAPA/CAPZ/CAPV do after
+/// kubernetes-sigs/image-builder#939: a kubeadm that wins the race with containerd fails its
+/// preflight, and `kubeadm.service` runs once). A macro, so that both configurations below can
+/// `concat!` it.
 macro_rules! kubeadm_after_metadata {
     () => {
         "    - name: kubeadm.service
@@ -26,6 +32,8 @@ macro_rules! kubeadm_after_metadata {
             # kubeadm's configuration names variables of /run/metadata/flatcar.
             Requires=coreos-metadata.service
             After=coreos-metadata.service
+            # kubeadm's preflight needs containerd up: kubernetes-sigs/image-builder#939.
+            After=containerd.service
             [Service]
             EnvironmentFile=/run/metadata/flatcar
 "
@@ -73,14 +81,33 @@ const ENVSUBST: [&str; 2] = [
 /// Flatcar's own administrator, who has sudo there; the SSH keys go to it.
 const USER: &str = "core";
 
+/// Afterburn before v5.7.0 wrote its Hetzner variables with the prefix twice
+/// (`COREOS_COREOS_HETZNER_*`; fixed by coreos/afterburn commit 6effcd3, PR #1083), and Flatcar
+/// releases ship such an Afterburn; Flatcar's own Hetzner guide falls back to that name. So the
+/// names kubeadm's configuration uses are exported from either before `envsubst` runs: Cluster
+/// API v1.14.0 `bootstrap/kubeadm/pkg/ignition/clc/clc.go:210-225` runs all `preKubeadmCommands`
+/// in one bash script (`/etc/kubeadm.sh`, `set -e`), in `kubeadm.service`, whose environment
+/// holds `/run/metadata/flatcar`. Without a server ID the script stops with a message (`:?`)
+/// rather than join a node as `hcloud://` that no Machine ever matches; without a name,
+/// kubeadm's default (the hostname) stays.
+const HETZNER_FALLBACK: [&str; 2] = [
+    r#"export COREOS_HETZNER_INSTANCE_ID="${COREOS_HETZNER_INSTANCE_ID:-${COREOS_COREOS_HETZNER_INSTANCE_ID:?no Hetzner server ID in /run/metadata/flatcar}}""#,
+    r#"export COREOS_HETZNER_HOSTNAME="${COREOS_HETZNER_HOSTNAME:-${COREOS_COREOS_HETZNER_HOSTNAME:-}}""#,
+];
+
 /// The hcloud CCM's `hcloud://<server ID>` and the server's name, from Afterburn's Hetzner
 /// provider (coreos/afterburn `src/providers/hetzner/mod.rs`: `HETZNER_INSTANCE_ID`,
-/// `HETZNER_HOSTNAME`).
+/// `HETZNER_HOSTNAME`), under either name Afterburn has written them ([`HETZNER_FALLBACK`]).
 pub(super) fn hetzner(cloud_init: NodeWiring) -> NodeWiring {
+    let wiring = ignition(cloud_init, KUBEADM_AFTER_METADATA);
     NodeWiring {
         provider_id: Some("hcloud://${COREOS_HETZNER_INSTANCE_ID}"),
         node_name: Some("${COREOS_HETZNER_HOSTNAME}"),
-        ..ignition(cloud_init, KUBEADM_AFTER_METADATA)
+        pre_kubeadm_commands: HETZNER_FALLBACK
+            .into_iter()
+            .chain(wiring.pre_kubeadm_commands.iter().copied())
+            .collect(),
+        ..wiring
     }
 }
 

@@ -3,7 +3,7 @@
 //! no replicas), and the variables: kaas-gitops's own, then the tenant's.
 
 use super::WORKER_CLASS;
-use super::patches::{VAR_DATASTORE, VAR_ENDPOINT, VAR_NODE_LABELS, VAR_NODE_TAINTS, VAR_SSH_KEYS};
+use super::patches::{VAR_DATASTORE, VAR_DNS, VAR_ENDPOINT, VAR_NODE_LABELS, VAR_NODE_TAINTS, VAR_SSH_KEYS};
 use crate::map;
 use crate::model::{Platform, PoolSize, Tenant, TenantTopology};
 use crate::render::Object;
@@ -74,6 +74,9 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
             VAR_ENDPOINT,
             map! {"host" => vip.to_string(), "port" => t.port},
         ));
+    }
+    if let Some(dns) = t.dns_service_ip() {
+        variables.push(variable(VAR_DNS, Node::from(vec![dns.to_string()])));
     }
     if !t.ssh_authorized_keys.is_empty() {
         variables.push(variable(VAR_SSH_KEYS, Node::from(&t.ssh_authorized_keys)));

@@ -13,6 +13,12 @@ use crate::spec::raw::{PatchTarget, VariableSchema};
 pub(crate) const VAR_DATASTORE: &str = "kaasDataStore";
 /// The tenant's VIP and port, `{host, port}`, when known at render time.
 pub(crate) const VAR_ENDPOINT: &str = "kaasEndpoint";
+/// The tenant's cluster DNS address (`[ip]`), for the control plane's
+/// `addons.coreDNS.dnsServiceIPs`. A variable, not a patch on the builtin: Cluster API v1.14.0
+/// offers the service CIDRs (`core/reconcilers/topology/cluster/patches/variables/variables.go`,
+/// `builtin.cluster.network.services`), but its patch templates have only sprig's hermetic
+/// functions (`patches/inline/json_patch_generator.go`), which cannot count addresses in a CIDR.
+pub(crate) const VAR_DNS: &str = "kaasDNSServiceIPs";
 /// The tenant's `sshAuthorizedKeys`.
 pub(crate) const VAR_SSH_KEYS: &str = "kaasSSHAuthorizedKeys";
 /// A pool's labels for its kubelet's `--node-labels` (`k=v,...`), set per MachineDeployment.
@@ -66,6 +72,15 @@ pub(super) fn variables(class: &ClusterClass) -> Node {
                     "port" => map! {"type" => "integer", "minimum" => 1u32, "maximum" => 65535u32},
                 },
                 "required" => vec!["host", "port"],
+            },
+        ),
+        variable(
+            VAR_DNS,
+            false,
+            map! {
+                "type" => "array",
+                "description" => "The tenant's cluster DNS address, the 10th of its service CIDR (set by kaas-gitops).",
+                "items" => map! {"type" => "string"},
             },
         ),
         variable(
@@ -203,6 +218,23 @@ pub(super) fn patches(load_balancer: LoadBalancer, class: &ClusterClass, sel: &S
         "The tenant's VIP, when it has one.",
         when_set(VAR_ENDPOINT),
         endpoint,
+    ));
+    // Kamaji derives the address on create only, and the provider's every reconcile copies this
+    // field over it (cluster-api-control-plane-provider-kamaji v0.20.0
+    // `controllers/kamajicontrolplane_controller_tcp.go:93-94`): as in explicit mode, it is
+    // written. Not required, so a Cluster rendered before the variable existed stays valid.
+    out.push(patch(
+        "kaas-dns",
+        "The tenant's cluster DNS address: CoreDNS's Service and the kubelets' clusterDNS.",
+        when_set(VAR_DNS),
+        vec![definition(
+            &sel.control_plane,
+            vec![op_from(
+                "add",
+                "/spec/template/spec/addons/coreDNS/dnsServiceIPs",
+                ("variable", VAR_DNS),
+            )],
+        )],
     ));
     out.push(patch(
         "kaas-ssh-keys",
