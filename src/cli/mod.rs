@@ -215,6 +215,19 @@ pub enum Command {
     Watch(WatchArgs),
     /// Datastore backups: the etcd snapshots rendered from `spec.backups` (docs/backup.md).
     Backup(BackupArgs),
+    /// Record in kaas.lock the datastore schema and user that tenants deployed before
+    /// kaas-gitops named them run on, so a control plane re-created from git finds its data.
+    ///
+    /// Kamaji names a TenantControlPlane's etcd key prefix (or SQL database) and datastore user
+    /// after its UID unless told otherwise, and never changes either. For each TENANT (default:
+    /// every tenant in tenants/) this reads the TenantControlPlane from the management cluster
+    /// (get on tenantcontrolplanes.kamaji.clastix.io in the tenant's namespace) and records its
+    /// status.storage.setup.schema and .user under `datastores:` in kaas.lock; the next `render`
+    /// writes them into the KamajiControlPlane. A tenant with no TenantControlPlane yet is left to
+    /// `render`, which names it `kaas_<tenant>`. Refuses (exit 1, writing nothing) when the
+    /// cluster runs other names than kaas.lock records; exit 2 when the cluster cannot be read.
+    /// Writes only kaas.lock, and only when it changes (docs/backup.md).
+    Adopt(AdoptArgs),
     /// Show what Flux made of the fleet on the management cluster, one row per tenant and one
     /// for the platform.
     ///
@@ -278,7 +291,12 @@ impl Command {
             Command::Backup(BackupArgs {
                 command: BackupCommand::RestorePlan(a),
             }) => a.output.get(),
-            Command::Schema | Command::Watch(_) | Command::Kubeconfig(_) | Command::Completions(_) | Command::Man => {
+            Command::Schema
+            | Command::Watch(_)
+            | Command::Kubeconfig(_)
+            | Command::Adopt(_)
+            | Command::Completions(_)
+            | Command::Man => {
                 return None;
             }
         };
@@ -297,7 +315,12 @@ impl Command {
             Command::Status(_) => "StatusResult",
             Command::Wait(_) => "WaitResult",
             Command::Backup(_) => "RestorePlanResult",
-            Command::Schema | Command::Watch(_) | Command::Kubeconfig(_) | Command::Completions(_) | Command::Man => {
+            Command::Schema
+            | Command::Watch(_)
+            | Command::Kubeconfig(_)
+            | Command::Adopt(_)
+            | Command::Completions(_)
+            | Command::Man => {
                 return None;
             }
         })
@@ -399,6 +422,19 @@ pub enum BackupCommand {
     /// For a tenant on the shared `default` DataStore the plan restores that datastore and
     /// stops every tenant on it. Prints to stdout; changes nothing.
     RestorePlan(RestorePlanArgs),
+}
+
+/// `adopt`.
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    /// The tenants to read (stems of `tenants/<TENANT>.yaml`) [default: every tenant].
+    #[arg(value_name = "TENANT")]
+    pub tenants: Vec<String>,
+    /// Print what would be recorded; leave kaas.lock as it is.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// `backup restore-plan`.

@@ -89,6 +89,13 @@ pub const KAMAJI_CONTROL_PLANE: Kind = Kind {
     kind: "KamajiControlPlane",
     plural: "kamajicontrolplanes",
 };
+/// Kamaji's TenantControlPlane (`adopt` reads its datastore names).
+pub const TENANT_CONTROL_PLANE: Kind = Kind {
+    group: "kamaji.clastix.io",
+    version: "v1alpha1",
+    kind: "TenantControlPlane",
+    plural: "tenantcontrolplanes",
+};
 /// Cluster API MachineDeployment.
 pub const MACHINE_DEPLOYMENT: Kind = Kind {
     group: "cluster.x-k8s.io",
@@ -195,7 +202,7 @@ impl ClusterError {
                 "check that the cluster is up and that this machine reaches it (VPN, proxy), or pick another `--context`".into()
             }
             ClusterError::Forbidden { .. } => {
-                "`status` needs get and list on Flux Kustomizations, GitRepositories and HelmReleases and on Cluster API Clusters, KamajiControlPlanes and MachineDeployments; `wait --reconcile` also needs patch on Kustomizations, GitRepositories and OCIRepositories".into()
+                "`status` needs get and list on Flux Kustomizations, GitRepositories and HelmReleases and on Cluster API Clusters, KamajiControlPlanes and MachineDeployments; `wait --reconcile` also needs patch on Kustomizations, GitRepositories and OCIRepositories; `adopt` needs get on Kamaji's TenantControlPlanes".into()
             }
             ClusterError::NoApi { kind, .. } if kind.starts_with("Kustom") || kind.starts_with("Helm") || kind.starts_with("Git") => {
                 "install Flux on the management cluster, or pick the right `--context`".into()

@@ -111,6 +111,45 @@ pub fn plan(model: &Model, images: &Images, tenant: &str, snapshot: Option<&str>
     Ok(script(model, backups, images, &target, &affected, snapshot))
 }
 
+/// Step 0: the snapshot holds each control plane's keys under `/<dataStoreSchema>/` (the API
+/// server's `--etcd-prefix`, clastix/kamaji 26.8.2-edge
+/// `internal/builders/controlplane/deployment.go:739`, from `status.storage.setup.schema`). A
+/// TenantControlPlane re-created under another schema (Kamaji's UID default after a management
+/// cluster was rebuilt) would start on an empty prefix beside the restored data, so the plan
+/// stops before touching anything unless each one runs the schema this repository records
+/// (issue 41). A tenant left on Kamaji's default has no recorded schema: the plan prints the
+/// live one and says so.
+fn prefix_check(w: &mut String, affected: &[&Tenant]) {
+    let _ = writeln!(
+        w,
+        "\n# 0. Check that each control plane reads the key prefix its data is restored under."
+    );
+    for t in affected {
+        let n = &t.name;
+        let live = format!("kubectl -n {n} get tenantcontrolplane {n} -o jsonpath='{{.status.storage.setup.schema}}'");
+        match t.datastore_names.named() {
+            Some(names) => {
+                let schema = &names.schema;
+                let _ = writeln!(w, "# `{n}`: key prefix `/{schema}/` (dataStoreSchema, kaas.lock).");
+                let _ = writeln!(
+                    w,
+                    "schema=\"$({live})\"\nif [ \"$schema\" != '{schema}' ]; then echo \"{n}: the TenantControlPlane reads /$schema/, the repository records /{schema}/: restoring would leave its data where it does not look (docs/backup.md)\" >&2; exit 1; fi"
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    w,
+                    "# `{n}`: key prefix unknown to git (Kamaji's default, the TenantControlPlane's UID; run `kaas-gitops adopt {n}` to record it)."
+                );
+                let _ = writeln!(
+                    w,
+                    "echo \"{n}: key prefix /$({live})/ (Kamaji's default, not in kaas.lock): a snapshot taken under another TenantControlPlane is under another prefix\" >&2"
+                );
+            }
+        }
+    }
+}
+
 fn script(
     model: &Model,
     backups: &Backups,
@@ -141,6 +180,7 @@ fn script(
         "# Run it step by step (see docs/backup.md); every step waits for the one before."
     );
     let _ = writeln!(w, "set -eu");
+    prefix_check(w, affected);
     let _ = writeln!(w, "\n# 1. Keep Flux from undoing what follows.");
     if release == DEFAULT_RELEASE {
         let _ = writeln!(

@@ -1,6 +1,7 @@
 //! The shell: each command turns the command line (`cli`) into a pipeline run over the
 //! repository (`repo`) and an exit status.
 
+mod adopt;
 mod backup;
 mod commit;
 mod crds;
@@ -97,6 +98,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Schema => schema::run(&printer),
         Command::Watch(args) => watch::run(&printer, &cli.repo, args, Duration::from_secs(cli.lock_timeout)),
         Command::Backup(args) => backup::run(&printer, &cli.repo, args),
+        Command::Adopt(args) => adopt::run(&printer, &cli.repo, args),
         Command::Status(args) => status::run(&printer, &cli.repo, args),
         Command::Wait(args) => wait::run(&printer, &cli.repo, args),
         Command::Kubeconfig(args) => kubeconfig::run(&printer, &cli.repo, args),
@@ -128,6 +130,7 @@ fn lock(printer: &Printer, cli: &Cli) -> Result<Option<Guard>, ExitStatus> {
         Command::Render(args) => !args.check,
         Command::Pin(_) | Command::Pr(_) => true,
         Command::Upgrade(args) => !args.dry_run,
+        Command::Adopt(args) => !args.dry_run,
         // `watch` takes the lock around each render instead, so `pin` and `pr` can run while it
         // waits for the next save.
         // `backup restore-plan` only prints; `validate` builds overlays in a temp dir.

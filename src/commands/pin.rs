@@ -222,7 +222,7 @@ pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>
 
 /// Writes `kaas.lock` through a temp file and a rename, so a crash leaves the old or the new
 /// lock, never a torn one.
-fn write_lock(repo: &Path, bytes: Vec<u8>) -> Result<()> {
+pub(crate) fn write_lock(repo: &Path, bytes: Vec<u8>) -> Result<()> {
     let desired: Tree = [(LOCK_PATH.to_string(), bytes)].into_iter().collect();
     let plan = tree::plan(repo, desired, &[], &[])?;
     tree::apply(repo, &plan).with_context(|| format!("failed to write `{LOCK_PATH}`"))

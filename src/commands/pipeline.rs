@@ -66,6 +66,8 @@ fn input_hashes<'a>(
             h.update(platform);
             h.update(bytes.get(t.name.as_str()).copied().unwrap_or_default());
             h.update(t.vip.map(|v| v.to_string()).unwrap_or_default().as_bytes());
+            // The datastore names come from kaas.lock (or what was deployed), not the file.
+            h.update(format!("\n{:?}", t.datastore_names).as_bytes());
             (t.name.clone(), format!("sha256:{}", hex::encode(h.finalize())))
         })
         .collect()
@@ -235,7 +237,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
         resolved = Some((images, diags, Some(hashes)));
         deployed
     });
-    let validated = build::validate(&platform, &tenants, &lock.vips, previous);
+    let validated = build::validate(&platform, &tenants, &lock.vips, &lock.datastores, previous);
     let validated = match validated {
         Ok(v) if errs.is_empty() => v,
         Ok(_) => return Err(errs),
@@ -267,7 +269,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
         }
         warnings.push(d);
     }
-    let hashes = hashes.unwrap_or_else(|| {
+    let mut hashes = hashes.unwrap_or_else(|| {
         input_hashes(
             inputs,
             &validated.model.platform,
@@ -275,11 +277,25 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             &images,
         )
     });
+    // A tenant whose datastore names the transition rules decided was hashed with the lock's.
+    if !validated.datastore_names_changed.is_empty() {
+        hashes.extend(input_hashes(
+            inputs,
+            &validated.model.platform,
+            validated
+                .model
+                .tenants
+                .iter()
+                .filter(|t| validated.datastore_names_changed.contains(&t.name)),
+            &images,
+        ));
+    }
     warnings.extend(validated.warnings.iter().cloned());
     let after = Lock {
         images: lock.images.clone(),
         vips: validated.vips,
         crds: lock.crds.clone(),
+        datastores: validated.datastore_names,
     };
     let new_lock = (after != lock || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&after.to_bytes()[..])))
         .then(|| after.to_bytes());

@@ -12,6 +12,7 @@ mod addons;
 pub mod bootstrap_rbac;
 pub mod build;
 pub mod crd_assets;
+pub mod datastore_names;
 pub mod dns;
 pub mod kamaji_releases;
 pub mod pins;
@@ -442,6 +443,9 @@ pub struct Tenant {
     pub cp_replicas: u32,
     /// The datastore the control plane uses.
     pub datastore: DataStore,
+    /// Its control plane's schema and user in the DataStore (`kaas.lock` `datastores:`, else
+    /// derived from the name: [`datastore_names`]).
+    pub datastore_names: datastore_names::DataStoreNames,
     /// A dedicated etcd kept running while the control plane uses a shared DataStore (before or
     /// after a migration between the two): always a `DataStore::Dedicated`.
     pub kept_etcd: Option<DataStore>,

@@ -12,7 +12,7 @@ pub(crate) mod platform;
 mod providers;
 pub mod shared;
 mod tenant;
-mod topology;
+pub(crate) mod topology;
 mod workers;
 pub mod yaml;
 

@@ -274,6 +274,9 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
             version: t.version.to_string(),
             replicas: t.cp_replicas,
             data_store_name: t.datastore_name(),
+            // Named in git, so a control plane re-created from it finds its data (issue 41).
+            data_store_schema: t.datastore_names.named().map(|n| n.schema.clone()),
+            data_store_username: t.datastore_names.named().map(|n| n.username.clone()),
             addons: kcp::Addons {
                 core_dns: t.core_dns.then(|| kcp::CoreDns {
                     dns_service_ips: dns_service_ips.clone(),

@@ -112,10 +112,15 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
     } else {
         None
     };
-    let datastore = kcp.as_ref().and_then(|b| {
-        let kcp: KamajiControlPlane = serde_saphyr::from_slice(b).ok()?;
-        kcp.spec?.data_store_name
-    });
+    let kcp_spec = kcp
+        .as_ref()
+        .and_then(|b| serde_saphyr::from_slice::<KamajiControlPlane>(b).ok()?.spec);
+    let datastore = kcp_spec.as_ref().and_then(|s| s.data_store_name.clone());
+    let datastore_names = match &kcp_spec {
+        Some(s) => Some((s.data_store_schema.clone(), s.data_store_username.clone())),
+        None if cluster && kcp.is_none() => read(&cluster_file).and_then(|b| topology_datastore_names(&b)),
+        None => None,
+    };
     let version = match &kcp {
         Some(b) => block_scalar(b, &["spec", "version"]),
         None if cluster => read(&cluster_file).and_then(|b| block_scalar(&b, &["spec", "topology", "version"])),
@@ -134,6 +139,7 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
         cluster,
         etcd,
         datastore,
+        datastore_names,
         version: version.as_deref().and_then(crate::model::KubeVersion::parse),
         kube_proxy,
         addons,
@@ -166,7 +172,7 @@ fn block_scalar(bytes: &[u8], path: &[&str]) -> Option<String> {
     None
 }
 
-/// The one field of a rendered `KamajiControlPlane` a datastore transition needs.
+/// The fields of a rendered `KamajiControlPlane` a datastore transition needs.
 #[derive(Deserialize)]
 struct KamajiControlPlane {
     spec: Option<KamajiControlPlaneSpec>,
@@ -176,6 +182,43 @@ struct KamajiControlPlane {
 #[serde(rename_all = "camelCase")]
 struct KamajiControlPlaneSpec {
     data_store_name: Option<String>,
+    data_store_schema: Option<String>,
+    data_store_username: Option<String>,
+}
+
+/// A topology-mode `Cluster`'s datastore names, from its variables (`render::topology`), when
+/// it renders a control plane (`spec.topology`).
+fn topology_datastore_names(bytes: &[u8]) -> Option<(Option<String>, Option<String>)> {
+    #[derive(Deserialize)]
+    struct Cluster {
+        spec: Option<Spec>,
+    }
+    #[derive(Deserialize)]
+    struct Spec {
+        topology: Option<Topology>,
+    }
+    #[derive(Deserialize)]
+    struct Topology {
+        #[serde(default)]
+        variables: Vec<Variable>,
+    }
+    #[derive(Deserialize)]
+    struct Variable {
+        name: String,
+        value: serde_json::Value,
+    }
+    let topology = serde_saphyr::from_slice::<Cluster>(bytes).ok()?.spec?.topology?;
+    let get = |name: &str| {
+        topology
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.value.as_str().map(str::to_string))
+    };
+    Some((
+        get(crate::render::topology::VAR_DATASTORE_SCHEMA),
+        get(crate::render::topology::VAR_DATASTORE_USERNAME),
+    ))
 }
 
 /// In a git repository with commits, each tenant's deployed Kubernetes version (and its

@@ -2,7 +2,8 @@
 //! (written by `pin`, `model::pins`) and the VIPs allocated to tenants from the platform's pools
 //! (written by `render`, `model::vips`, so that adding or removing a tenant never moves another
 //! tenant's address), and the sha256 of each release asset whose CRDs `validate` checks
-//! against (written by `pin`, `crate::crd_fetch`). This module is the file format: sorted, versioned, no timestamps;
+//! against (written by `pin`, `crate::crd_fetch`), and each tenant's schema and user in its
+//! DataStore (written by `render` and `adopt`, `model::datastore_names`). This module is the file format: sorted, versioned, no timestamps;
 //! rewritten only when its bytes change.
 
 use std::collections::BTreeMap;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostics::Diagnostic;
 use crate::spec::load;
 
+use crate::model::datastore_names::{self, DataStoreNames, DataStoreNamesByTenant, Names};
 use crate::model::pins::{ImagePins, is_digest};
 use crate::model::vips::VipAllocations;
 
@@ -59,6 +61,25 @@ pub struct LockedVip {
     pub address: IpAddr,
 }
 
+/// One tenant's control plane names in its DataStore: `schema` and `username`, or
+/// `kamajiDefault: true` for a tenant deployed before kaas-gitops named them (Kamaji used the
+/// TenantControlPlane's UID, not yet read by `adopt`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LockedDataStoreNames {
+    /// The tenant.
+    pub tenant: String,
+    /// `dataStoreSchema`: the etcd key prefix `/<schema>/`, or the SQL database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// `dataStoreUsername`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// Left to Kamaji (the TenantControlPlane's UID): run `kaas-gitops adopt`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kamaji_default: bool,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LockFile {
@@ -69,6 +90,8 @@ struct LockFile {
     vips: Vec<LockedVip>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     crds: Vec<LockedCrdAsset>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    datastores: Vec<LockedDataStoreNames>,
 }
 
 /// The lock in memory.
@@ -80,6 +103,8 @@ pub struct Lock {
     pub vips: VipAllocations,
     /// CRD release assets by upstream URL.
     pub crds: BTreeMap<String, LockedCrdAsset>,
+    /// Each tenant's schema and user in its DataStore.
+    pub datastores: DataStoreNamesByTenant,
 }
 
 impl Lock {
@@ -122,6 +147,19 @@ impl Lock {
             }
             lock.crds.insert(asset.url.clone(), asset);
         }
+        for (i, d) in file.datastores.into_iter().enumerate() {
+            match data_store_names(&d) {
+                Ok(names) => {
+                    lock.datastores.insert(d.tenant, names);
+                }
+                Err((field, problem)) => problems.push(
+                    loaded
+                        .source
+                        .error(&format!("datastores[{i}].{field}"), problem)
+                        .with_hint("`schema` and `username` are Kamaji's `dataStoreSchema` and `dataStoreUsername` as the TenantControlPlane's `status.storage.setup` shows them; `kaas-gitops adopt` records them"),
+                ),
+            }
+        }
         if problems.is_empty() { Ok(lock) } else { Err(problems) }
     }
 
@@ -147,6 +185,19 @@ impl Lock {
                 })
                 .collect(),
             crds: self.crds.values().cloned().collect(),
+            datastores: self
+                .datastores
+                .iter()
+                .map(|(tenant, names)| {
+                    let n = names.named();
+                    LockedDataStoreNames {
+                        tenant: tenant.clone(),
+                        schema: n.map(|n| n.schema.clone()),
+                        username: n.map(|n| n.username.clone()),
+                        kamaji_default: n.is_none(),
+                    }
+                })
+                .collect(),
         };
         // One line per value, never folded into `>-`: a release asset's URL is one long token.
         let mut options = serde_saphyr::SerializerOptions::default();
@@ -154,6 +205,30 @@ impl Lock {
         let body =
             serde_saphyr::to_string_with_options(&file, options).expect("the lock serializes: plain strings only");
         format!("{HEADER}{body}").into_bytes()
+    }
+}
+
+/// One `datastores` entry, or the field at fault and why.
+fn data_store_names(d: &LockedDataStoreNames) -> Result<DataStoreNames, (&'static str, String)> {
+    match (&d.schema, &d.username, d.kamaji_default) {
+        (None, None, true) => Ok(DataStoreNames::KamajiDefault),
+        (Some(schema), Some(username), false) => {
+            for (field, v) in [("schema", schema), ("username", username)] {
+                if let Some(p) = datastore_names::problem(v) {
+                    return Err((field, format!("`{v}` is no datastore name: {p}")));
+                }
+            }
+            Ok(DataStoreNames::Named(Names {
+                schema: schema.clone(),
+                username: username.clone(),
+            }))
+        }
+        (_, _, true) => Err((
+            "kamajiDefault",
+            format!("tenant `{}` has `kamajiDefault: true` and names", d.tenant),
+        )),
+        (None, _, false) => Err(("schema", format!("tenant `{}` has no `schema`", d.tenant))),
+        (_, None, false) => Err(("username", format!("tenant `{}` has no `username`", d.tenant))),
     }
 }
 
@@ -172,6 +247,31 @@ mod tests {
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert!(text.find("a.io/a").unwrap() < text.find("z.io/b").unwrap());
         assert_eq!(Lock::parse(&bytes).unwrap(), lock);
+    }
+
+    #[test]
+    fn datastore_names_round_trip_named_or_kamajis_default() {
+        let mut lock = Lock::default();
+        let uid = "3f0e6b5c-1d2a-4c7e-9b1f-0a2b3c4d5e6f";
+        lock.datastores.insert(
+            "globex".into(),
+            DataStoreNames::Named(Names {
+                schema: uid.into(),
+                username: uid.into(),
+            }),
+        );
+        lock.datastores.insert("acme".into(), DataStoreNames::KamajiDefault);
+        let text = String::from_utf8(lock.to_bytes()).unwrap();
+        assert!(
+            text.ends_with(&format!(
+                "datastores:\n- tenant: acme\n  kamajiDefault: true\n- tenant: globex\n  schema: {uid}\n  username: {uid}\n"
+            )),
+            "{text}"
+        );
+        assert_eq!(Lock::parse(text.as_bytes()).unwrap(), lock);
+        let half = "version: 1\ndatastores:\n- tenant: acme\n  schema: kaas_acme\n";
+        let err = Lock::parse(half.as_bytes()).unwrap_err();
+        assert_eq!(err[0].message, "tenant `acme` has no `username`");
     }
 
     #[test]

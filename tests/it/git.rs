@@ -390,7 +390,13 @@ fn pr_for_a_new_tenant_adds_its_spec_overlay_and_flux_entry() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.starts_with("Create tenant umbrella\n"), "{}", r.stdout);
     assert!(r.stdout.contains("| created | `Cluster/umbrella` |"), "{}", r.stdout);
-    let diff = lines(&g.git(&["diff", "--name-only", "main", "kaas/umbrella"]));
+    let mut diff = lines(&g.git(&["diff", "--name-only", "main", "kaas/umbrella"]));
+    // A new tenant's datastore names are recorded in kaas.lock with it (issue 41).
+    assert!(diff.remove("kaas.lock"), "{diff:?}");
+    assert!(
+        g.git(&["show", "kaas/umbrella:kaas.lock"])
+            .contains("- tenant: umbrella\n  schema: kaas_umbrella\n  username: kaas_umbrella\n")
+    );
     assert!(tenant_paths_only(&diff, "umbrella"), "{diff:?}");
     for p in [
         "tenants/umbrella.yaml",

@@ -12,6 +12,7 @@ mod crash;
 mod crd_fetch;
 mod crd_names;
 mod crd_schema;
+mod datastore_names;
 mod delivery_artifact;
 mod errors;
 mod flatcar;

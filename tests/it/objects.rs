@@ -158,6 +158,8 @@ fn kamaji_control_plane() -> KamajiControlPlane {
             version: s("v1.33.4"),
             replicas: 1,
             data_store_name: s("default"),
+            data_store_schema: Some(s("kaas_acme")),
+            data_store_username: Some(s("kaas_acme")),
             addons: Addons {
                 core_dns: Some(CoreDns {
                     dns_service_ips: vec![s("10.96.0.10")],

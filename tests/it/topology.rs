@@ -165,6 +165,7 @@ fn variables_and_patches_as_kaas_yaml_declares_them() {
         names,
         [
             "kaas-datastore",
+            "kaas-datastore-names",
             "kaas-endpoint",
             "kaas-dns",
             "kaas-ssh-keys",

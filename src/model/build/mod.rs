@@ -5,6 +5,7 @@ mod access;
 mod addons;
 mod backup;
 mod compatibility;
+mod datastore_names;
 mod feature_gates;
 mod fields;
 mod kamaji_version;
@@ -44,6 +45,11 @@ pub struct Validated {
     pub model: Model,
     /// This run's VIP allocations.
     pub vips: VipAllocations,
+    /// Each tenant's schema and user in its DataStore, for `kaas.lock`.
+    pub datastore_names: crate::model::datastore_names::DataStoreNamesByTenant,
+    /// The tenants whose datastore names the last render decided (see
+    /// `datastore_names::resolve`): their input hash was computed before.
+    pub datastore_names_changed: std::collections::BTreeSet<String>,
     /// Problems that do not stop the run.
     pub warnings: Vec<Diagnostic>,
 }
@@ -61,6 +67,7 @@ pub fn validate(
     platform: &Loaded<PlatformFile>,
     tenants: &[TenantInput],
     previous_vips: &VipAllocations,
+    previous_datastore_names: &crate::model::datastore_names::DataStoreNamesByTenant,
     previous: transitions::Previous<'_>,
 ) -> Result<Validated, Vec<Diagnostic>> {
     let platform_model = platform::platform(platform)?;
@@ -87,6 +94,7 @@ pub fn validate(
         return Err(vec![e]);
     }
     let vips = vips::allocate(&platform_model, &mut built, previous_vips)?;
+    datastore_names::from_lock(&mut built, previous_datastore_names);
     let rule_errors: Vec<Vec<Diagnostic>> = built
         .par_iter()
         .map(|(t, src)| {
@@ -97,6 +105,8 @@ pub fn validate(
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
     let deployed = previous(&platform_model, &built);
+    let names = datastore_names::resolve(&mut built, previous_datastore_names, &deployed);
+    errs.extend(names.errors);
     errs.extend(transitions::check(&platform_model, &built, &deployed));
     errs.extend(transitions::cni_changes(
         &platform_model,
@@ -108,6 +118,7 @@ pub fn validate(
         return Err(errs);
     }
     let mut warnings = platform::warnings(platform, &platform_model);
+    warnings.extend(names.warnings);
     warnings.extend(transitions::warnings(&built, &deployed));
     for (t, src) in &built {
         warnings.extend(warnings::tenant(src, &platform_model, t));
@@ -118,6 +129,8 @@ pub fn validate(
             tenants: built.into_iter().map(|(t, _)| t).collect(),
         },
         vips,
+        datastore_names: names.names,
+        datastore_names_changed: names.changed,
         warnings,
     })
 }

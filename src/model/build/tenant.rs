@@ -13,6 +13,7 @@ use crate::model::build::fields::{header, version};
 use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
 use crate::model::build::pool_version::{pool_version, workers_version};
 use crate::model::build::{providers, removed_flags, topology};
+use crate::model::datastore_names::{self, DataStoreNames};
 use crate::model::{
     AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, KubeVersion, Platform, Pool,
     PoolSize, ServiceType, Tenant, TenantTopology,
@@ -201,6 +202,8 @@ pub fn tenant(
     if !errs.is_empty() {
         return Err(errs);
     }
+    // For now a new tenant's; `kaas.lock` and what is deployed decide (`build::datastore_names`).
+    let datastore_names = DataStoreNames::Named(datastore_names::derived(&name));
     Ok(Tenant {
         name,
         source_path: src.path.clone(),
@@ -209,6 +212,7 @@ pub fn tenant(
         maintenance_windows,
         cp_replicas,
         datastore: datastore.expect("checked above"),
+        datastore_names,
         kept_etcd,
         decommissioned: spec.decommissioned,
         vip,

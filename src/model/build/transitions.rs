@@ -42,6 +42,9 @@ pub struct Deployed {
     /// Kamaji's kube-proxy add-on is on (`KamajiControlPlane.spec.addons.kubeProxy` rendered),
     /// when a control plane is rendered.
     pub kube_proxy: Option<bool>,
+    /// The control plane's `dataStoreSchema` and `dataStoreUsername` as rendered (each `None`
+    /// when not rendered, as before kaas-gitops set them), when a control plane is rendered.
+    pub datastore_names: Option<(Option<String>, Option<String>)>,
     /// The names of the add-ons rendered (`helmrelease-<tenant>-<name>.yaml`; its etcd too).
     pub addons: std::collections::BTreeSet<String>,
 }

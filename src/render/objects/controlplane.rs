@@ -43,6 +43,13 @@ pub struct KamajiControlPlaneSpec {
     pub replicas: u32,
     /// The Kamaji DataStore.
     pub data_store_name: String,
+    /// The schema (etcd key prefix, SQL database) in it; unset: Kamaji's UID
+    /// (`model::datastore_names`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_store_schema: Option<String>,
+    /// The user in it; unset: Kamaji's UID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_store_username: Option<String>,
     /// `addons`, written even when all are off (`{}`).
     pub addons: Addons,
     /// `apiServer`.

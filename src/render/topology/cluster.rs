@@ -3,7 +3,10 @@
 //! no replicas), and the variables: kaas-gitops's own, then the tenant's.
 
 use super::WORKER_CLASS;
-use super::patches::{VAR_DATASTORE, VAR_DNS, VAR_ENDPOINT, VAR_NODE_LABELS, VAR_NODE_TAINTS, VAR_SSH_KEYS};
+use super::patches::{
+    VAR_DATASTORE, VAR_DATASTORE_SCHEMA, VAR_DATASTORE_USERNAME, VAR_DNS, VAR_ENDPOINT, VAR_NODE_LABELS,
+    VAR_NODE_TAINTS, VAR_SSH_KEYS,
+};
 use crate::map;
 use crate::model::{Platform, PoolSize, Tenant, TenantTopology};
 use crate::render::Object;
@@ -69,6 +72,10 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
         value,
     };
     let mut variables = vec![variable(VAR_DATASTORE, Node::from(t.datastore_name()))];
+    if let Some(n) = t.datastore_names.named() {
+        variables.push(variable(VAR_DATASTORE_SCHEMA, Node::from(&n.schema)));
+        variables.push(variable(VAR_DATASTORE_USERNAME, Node::from(&n.username)));
+    }
     if let Some(vip) = t.vip {
         variables.push(variable(
             VAR_ENDPOINT,

@@ -15,6 +15,7 @@ use crate::render::workers::hashed_name;
 use crate::render::{Object, meta};
 
 pub(crate) use cluster::cluster;
+pub(crate) use patches::{VAR_DATASTORE_SCHEMA, VAR_DATASTORE_USERNAME};
 
 /// The one worker class of every ClusterClass.
 pub(crate) const WORKER_CLASS: &str = "default-worker";

@@ -11,6 +11,12 @@ use crate::spec::raw::{PatchTarget, VariableSchema};
 
 /// The tenant's DataStore name.
 pub(crate) const VAR_DATASTORE: &str = "kaasDataStore";
+/// The control plane's `dataStoreSchema` and `dataStoreUsername` (`model::datastore_names`),
+/// when kaas-gitops names them: the KamajiControlPlaneTemplate is shared, so each Cluster
+/// passes its own. Not required: a tenant left on Kamaji's UID sets neither.
+pub(crate) const VAR_DATASTORE_SCHEMA: &str = "kaasDataStoreSchema";
+/// See [`VAR_DATASTORE_SCHEMA`].
+pub(crate) const VAR_DATASTORE_USERNAME: &str = "kaasDataStoreUsername";
 /// The tenant's VIP and port, `{host, port}`, when known at render time.
 pub(crate) const VAR_ENDPOINT: &str = "kaasEndpoint";
 /// The tenant's cluster DNS address (`[ip]`), for the control plane's
@@ -60,6 +66,16 @@ pub(super) fn variables(class: &ClusterClass) -> Node {
             VAR_DATASTORE,
             true,
             map! {"type" => "string", "description" => "The tenant's DataStore (set by kaas-gitops)."},
+        ),
+        variable(
+            VAR_DATASTORE_SCHEMA,
+            false,
+            map! {"type" => "string", "description" => "The control plane's schema (etcd key prefix, SQL database) in its DataStore (set by kaas-gitops)."},
+        ),
+        variable(
+            VAR_DATASTORE_USERNAME,
+            false,
+            map! {"type" => "string", "description" => "The control plane's user in its DataStore (set by kaas-gitops)."},
         ),
         variable(
             VAR_ENDPOINT,
@@ -184,6 +200,26 @@ pub(super) fn patches(load_balancer: LoadBalancer, class: &ClusterClass, sel: &S
             )],
         )],
     )];
+    out.push(patch(
+        "kaas-datastore-names",
+        "The control plane's schema and user in its DataStore, when kaas-gitops names them.",
+        when_set(VAR_DATASTORE_SCHEMA),
+        vec![definition(
+            &sel.control_plane,
+            vec![
+                op_from(
+                    "add",
+                    "/spec/template/spec/dataStoreSchema",
+                    ("variable", VAR_DATASTORE_SCHEMA),
+                ),
+                op_from(
+                    "add",
+                    "/spec/template/spec/dataStoreUsername",
+                    ("variable", VAR_DATASTORE_USERNAME),
+                ),
+            ],
+        )],
+    ));
     let mut endpoint_ops = vec![op_from(
         "add",
         "/spec/template/spec/network/serviceAddress",
