@@ -430,14 +430,14 @@ fn validate_refuses_a_control_plane_keeping_kube_proxy_beside_a_cni_that_replace
     // A hand edit turns Kamaji's kube-proxy back on next to Cilium's kube-proxy replacement.
     repo.replace(
         "overlays/tenants/acme/kamajicontrolplane-acme.yaml",
-        "    coreDNS: {}\n",
-        "    coreDNS: {}\n    kubeProxy: {}\n",
+        "    konnectivity: {}\n",
+        "    konnectivity: {}\n    kubeProxy: {}\n",
     );
     let run = repo.run(&["validate", "--crds", crds]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("--> overlays/tenants/acme/kamajicontrolplane-acme.yaml:16:"),
+            .contains("--> overlays/tenants/acme/kamajicontrolplane-acme.yaml:21:"),
         "{}",
         run.stderr
     );
