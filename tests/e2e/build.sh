@@ -78,6 +78,9 @@ for mod in "${mods[@]}"; do
   names=() pkgs=()
   for p in "${programs[@]}"; do
     read -r name m pkg <<<"$p"
+    # E2E_PROGRAMS (names, space-separated): build only those (tests/e2e/run sets it for a run of
+    # E2E_ONLY=kamaji alone, which needs no Flux controller); the links below still name every program.
+    if [ -n "${E2E_PROGRAMS:-}" ]; then case " $E2E_PROGRAMS " in *" $name "*) ;; *) continue ;; esac; fi
     [ "$m" = "$mod" ] && [ ! -x "$bin/$name" ] && names+=("$name") && pkgs+=("$pkg")
   done
   [ ${#names[@]} = 0 ] && continue

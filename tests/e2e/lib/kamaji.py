@@ -1,0 +1,772 @@
+"""The real Kamaji and its Cluster API provider (issue 42), opt-in: `E2E_ONLY=kamaji tests/e2e/run`.
+
+Kamaji's manager (clastix/kamaji tag 26.8.2-edge) and the Kamaji control plane provider
+(clastix/cluster-api-control-plane-provider-kamaji v0.20.0), both built from source by
+tests/e2e/build-kamaji.sh, run beside the real Cluster API core and kubeadm bootstrap managers of
+the CAPI bed (lib/capi.py, whose start this bed reuses) and take the example's tenant `acme` as
+`kaas-gitops render` writes it (`kubectl kustomize overlays/tenants/acme`, server-side applied as
+kustomize-controller would). What is real and what stands in:
+
+  real     etcd, kube-apiserver, kube-controller-manager, CAPI core + kubeadm bootstrap managers
+           (as lib/capi.py runs them); Kamaji's manager with the CRDs of its chart (charts/kamaji/crds,
+           which the rendered `kamaji` HelmRelease installs: `install.crds: CreateReplace`), its
+           ServiceAccount, Roles and ClusterRoles and its Mutating/ValidatingWebhookConfiguration
+           (`helm template` of charts/kamaji at the tag with the rendered HelmRelease's values),
+           the webhooks served by the manager itself; the provider under its config/rbac
+           (`kubectl kustomize config/default`, clusterctl's components) with the Deployment's args
+           and the rendered ControlPlaneProvider's extra args; the rendered tenant objects
+  stand-in the kamaji-etcd HelmRelease `acme-etcd` (no Pod can run in this bed): a real etcd with
+           TLS, client-certificate auth and `auth enable` with a password-less root user as the
+           chart's pre-install Jobs leave it (kamaji-etcd 0.17.0 templates/etcd_job_preinstall_2.yaml),
+           and the DataStore the chart renders for the tenant's values (templates/etcd_datastore.yaml,
+           `helm template`) with its endpoint on loopback and its Secrets from openssl;
+           CAPMOX (ProxmoxCluster status.initialization.provisioned); cert-manager (the webhook
+           serving certificate and the caBundles: openssl, clientConfig.url on loopback instead of
+           the webhook Service). Each is printed with "stand-in" when it is written.
+  not run  the Pods of the TenantControlPlane's Deployment (no kubelet in this bed): its API server
+           never answers, so the TenantControlPlane stays NotReady, the provider never marks the
+           KamajiControlPlane ready and never writes `acme-kubeconfig` (issue 42, stage 2).
+
+Both controllers authenticate with a ServiceAccount token of their own; neither is cluster-admin
+nor in system:masters, and a request their upstream RBAC refuses fails the scenario.
+"""
+import base64, json, os, re, shutil, socket, ssl, subprocess, time, urllib.error, urllib.request
+
+from capi import CapiBed, KAMAJI_PROVIDER, TENANT_KINDS, kamaji_reader, kustomize, mod_dir, standin, yaml_docs
+from cluster import CHARTS, free_port, sh
+
+TENANT = "acme"
+NS = "kamaji-system"  # the rendered HelmRelease `kamaji` and ControlPlaneProvider `kamaji` live here
+# Kamaji's webhook server port: cmd/manager/cmd.go `ctrlwebhook.NewServer(ctrlwebhook.Options{Port:
+# 9443})`, not a flag. It binds every address, so two kamaji beds cannot run at once on one machine.
+WEBHOOK_PORT = 9443
+# charts/kamaji/templates/controller.yaml: the container's env (POD_NAMESPACE, SERVICE_ACCOUNT from
+# the Pod's fields) and the serving certificate's mount path.
+CERT_MOUNT = "/tmp/k8s-webhook-server/serving-certs"
+PROVIDER = "kamaji-provider"  # tests/e2e/build-kamaji.sh's name for the provider's manager
+TCP = "tenantcontrolplanes.kamaji.clastix.io"
+KCP = "kamajicontrolplanes.controlplane.cluster.x-k8s.io"
+# Kamaji's validating webhook while the DataStore a TenantControlPlane names is missing:
+# internal/webhook/handlers/tcp_datastore.go (`%s DataStore does not exist`).
+NO_DATASTORE = re.compile(r"DataStore does not exist")
+# Flux's kinds in the tenant overlay: no Flux runs in this bed (lib/capi_upgrade.py has one; a
+# later stage applies through it). They are listed, not applied.
+FLUX_GROUPS = ("helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io")
+
+
+def b64(data):
+    return base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()
+
+
+class KamajiBed(CapiBed):
+    def __init__(self, work, bin_dir, kamaji_bin, gomodcache, helm):
+        super().__init__(work, bin_dir, gomodcache)
+        self.kbin, self.helm = kamaji_bin, helm
+        # build-kamaji.sh links the Kamaji tree it built from (the chart at the same tag).
+        self.src = os.path.realpath(os.path.join(kamaji_bin, "kamaji-src"))
+        self.provider_mod = mod_dir(gomodcache, KAMAJI_PROVIDER)
+        self.webhook_ports["kamaji"] = WEBHOOK_PORT
+        self.kamaji_health, self.provider_health = free_port(), free_port()
+
+    # ---- start -----------------------------------------------------------------------------
+    def start_kamaji_pair(self, fleet):
+        """After CapiBed.start: Kamaji's chart objects and manager, then the provider."""
+        for prog in ("kamaji", PROVIDER):
+            if not os.access(os.path.join(self.kbin, prog), os.X_OK):
+                raise RuntimeError(f"not built: {prog} (tests/e2e/build-kamaji.sh)")
+        if not os.path.isdir(os.path.join(self.src, "charts", "kamaji")):
+            raise RuntimeError(f"no Kamaji chart in {self.src} (tests/e2e/build-kamaji.sh links the source tree)")
+        s = socket.socket()
+        try:
+            s.bind(("0.0.0.0", WEBHOOK_PORT))
+        except OSError as ex:
+            raise RuntimeError(f"port {WEBHOOK_PORT} (Kamaji's fixed webhook port) is taken: {ex}") from ex
+        finally:
+            s.close()
+        platform = {(d["kind"], d["metadata"]["name"]): d for d in kustomize(os.path.join(fleet.dir, "overlays", "platform"))}
+        provider = self.provider_components(platform.get(("ControlPlaneProvider", "kamaji")))
+        chart, crds = self.kamaji_chart(platform[("HelmRelease", "kamaji")])
+        ns = [d for d in provider if d["kind"] == "Namespace"]
+        self.c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                       input=json.dumps({"apiVersion": "v1", "kind": "List", "items": ns + crds}))
+        self.c.wait_for("Kamaji CRDs Established", self.established, timeout=120, interval=1)
+        rest = [d for d in provider + chart if d["kind"] != "Namespace"]
+        self.c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                       input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
+        print(f"  Kamaji chart ({os.path.basename(self.src)}): {len(crds)} CRDs, "
+              f"{', '.join(sorted(d['kind'] + '/' + d['metadata']['name'] for d in chart))}", flush=True)
+        self.start_kamaji()
+        self.start_provider()
+
+    def kamaji_chart(self, release):
+        """`helm template` of charts/kamaji at the built tag with the rendered HelmRelease's values,
+        CRDs included (the release installs them: install.crds CreateReplace). Returns (objects
+        kept, CRDs). The kamaji-etcd subchart is turned off (its etcd needs Pods; the default
+        DataStore it would make is used by no tenant of the example) and so is telemetry (a test
+        run is not an install). The Deployment becomes the local process of start_kamaji; the
+        webhook Service and cert-manager's Issuer and Certificate become loopback and openssl."""
+        chart = os.path.join(self.work, "kamaji-chart")
+        shutil.copytree(os.path.join(self.src, "charts", "kamaji"), chart)
+        # The subchart dependency (Chart.yaml dependencies, condition kamaji-etcd.deploy) is not
+        # vendored in the source tree; with the subchart off it renders nothing.
+        meta = yaml_docs(open(os.path.join(chart, "Chart.yaml")).read())[0]
+        meta.pop("dependencies", None)
+        open(os.path.join(chart, "Chart.yaml"), "w").write(json.dumps(meta))
+        values = dict(release["spec"].get("values") or {})
+        values["kamaji-etcd"] = {**values.get("kamaji-etcd", {}), "deploy": False}
+        values["telemetry"] = {"disabled": True}
+        vf = os.path.join(self.work, "kamaji-values.json")
+        json.dump(values, open(vf, "w"))
+        out = sh([self.helm, "template", release["spec"].get("releaseName", "kamaji"), chart, "--namespace", NS,
+                  "--include-crds", "--kube-version", self.c.version["gitVersion"], "-f", vf])
+        keep, crds = [], []
+        for d in yaml_docs(out):
+            kind = d["kind"]
+            (d["metadata"].get("annotations") or {}).pop("cert-manager.io/inject-ca-from", None)
+            if kind == "Deployment":
+                self.kamaji_pod = d["spec"]["template"]["spec"]
+                continue
+            if kind in ("Service", "Certificate", "Issuer", "ServiceMonitor"):
+                continue
+            if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+                for w in d["webhooks"]:
+                    w["clientConfig"] = self.client_config("kamaji", w["clientConfig"]["service"]["path"])
+            if kind == "CustomResourceDefinition":
+                conv = d["spec"].get("conversion", {})
+                if conv.get("strategy") == "Webhook":
+                    conv["webhook"]["clientConfig"] = self.client_config(
+                        "kamaji", conv["webhook"]["clientConfig"]["service"].get("path", "/convert"))
+                crds.append(d)
+                continue
+            keep.append(d)
+        if not getattr(self, "kamaji_pod", None):
+            raise RuntimeError("charts/kamaji rendered no Deployment to take the manager's args from")
+        return keep, crds
+
+    def start_kamaji(self):
+        """The chart's Deployment as a process: its container args (ports on loopback, the
+        temporary directory in the bed), its env (POD_NAMESPACE, SERVICE_ACCOUNT), its ServiceAccount's
+        token, and the serving certificate where the Pod mounts it (controller-runtime's default
+        CertDir is <os.TempDir()>/k8s-webhook-server/serving-certs: TMPDIR moves it into the bed)."""
+        ctr = self.kamaji_pod["containers"][0]
+        sa = self.kamaji_pod["serviceAccountName"]
+        tmp = os.path.join(self.work, "kamaji-tmp")
+        certs = os.path.join(tmp, os.path.relpath(CERT_MOUNT, "/tmp"))
+        os.makedirs(certs)
+        for f in ("tls.crt", "tls.key", "ca.crt"):
+            shutil.copy(os.path.join(self.cert_dir, f), certs)
+        args = []
+        for a in ctr.get("args", []):
+            if a.startswith("--health-probe-bind-address="):
+                a = f"--health-probe-bind-address=127.0.0.1:{self.kamaji_health}"
+            elif a.startswith("--metrics-bind-address="):
+                a = f"--metrics-bind-address=127.0.0.1:{free_port()}"
+            elif a.startswith("--tmp-directory="):
+                a = f"--tmp-directory={tmp}/kamaji"
+            args.append(a)
+        args.append(f"--webhook-ca-path={certs}/ca.crt")  # the default is the Pod's mount path
+        env = {"TMPDIR": tmp, "KUBECONFIG": self.c.sa_kubeconfig(NS, sa, duration="24h")}
+        for e in ctr.get("env", []):
+            field = e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+            env[e["name"]] = {"metadata.namespace": NS, "spec.serviceAccountName": sa}.get(field, e.get("value", ""))
+        print(f"  kamaji as system:serviceaccount:{NS}:{sa}: {' '.join(args)}", flush=True)
+        argv = [os.path.join(self.kbin, "kamaji"), *args]
+        # Kamaji dials each tenant's API server by its Service name, https://<tcp>.<namespace>.svc:<port>
+        # (internal/utilities/tenant_client.go GetRESTClientConfig), which only cluster DNS resolves.
+        # Stand-in for that DNS: Kamaji runs in a mount namespace of its own whose /etc/hosts maps the
+        # name to loopback, where the tenant's API server stand-in listens (tenant_control_plane_serves).
+        self.hosts = None
+        if os.geteuid() == 0 and shutil.which("unshare"):
+            self.hosts = os.path.join(self.work, "kamaji-hosts")
+            open(self.hosts, "w").write(open("/etc/hosts").read().rstrip("\n") + f"\n127.0.0.1 {TENANT}.{TENANT}.svc\n")
+            standin(f"cluster DNS for Kamaji: {TENANT}.{TENANT}.svc -> 127.0.0.1 (/etc/hosts in Kamaji's own mount namespace)")
+            argv = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                    'mount --bind "$0" /etc/hosts && exec "$@"', self.hosts, *argv]
+        self.c.spawn("kamaji", argv, env)
+        self.c.wait_for("kamaji /readyz", lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{self.kamaji_health}/readyz", timeout=2).status == 200, timeout=120)
+        ctx = ssl.create_default_context(cafile=os.path.join(self.cert_dir, "ca.crt"))
+
+        def serving():
+            try:
+                urllib.request.urlopen(f"https://127.0.0.1:{WEBHOOK_PORT}/", context=ctx, timeout=2)
+            except urllib.error.HTTPError:
+                pass  # the TLS handshake with the bed's CA succeeded; 404 for /
+            return True
+        self.c.wait_for("Kamaji's webhook server", serving, timeout=60)
+
+    def provider_components(self, cpp):
+        """The provider's components as clusterctl assembles them (`kustomize build config/default`,
+        namespace kamaji-system, prefix capi-kamaji-), less the CRDs (CapiBed.provider_crds installed
+        the same files with their contract label) and the Deployment (start_provider)."""
+        keep = []
+        for d in kustomize(os.path.join(self.provider_mod, "config", "default")):
+            if d["kind"] == "Deployment":
+                self.provider_pod = d["spec"]["template"]["spec"]
+                continue
+            if d["kind"] == "CustomResourceDefinition":
+                continue
+            keep.append(d)
+        # The rendered ControlPlaneProvider's container args, which cluster-api-operator merges
+        # into the Deployment (spec.deployment.containers[].args, flag -> value).
+        self.provider_extra = []
+        for c in ((cpp or {}).get("spec", {}).get("deployment", {}).get("containers") or []):
+            self.provider_extra += [f"{k}={v}" for k, v in (c.get("args") or {}).items()]
+        return keep
+
+    def start_provider(self):
+        ctr = self.provider_pod["containers"][0]
+        sa = self.provider_pod["serviceAccountName"]
+        args = []
+        for a in ctr.get("args", []):
+            # ${VAR:=default} of the Deployment: clusterctl's variable defaults.
+            a = re.sub(r"\$\{[A-Z_]+:=([^}]*)\}", r"\1", a)
+            if a == "--leader-elect":
+                # Out of a Pod controller-runtime cannot find the Lease's namespace (the provider
+                # sets no LeaderElectionNamespace; pkg/leaderelection reads the Pod's SA mount).
+                a = "--leader-elect=false"
+            # The released components (config/control-plane-components.yaml:15429, what clusterctl
+            # and cluster-api-operator apply) have this arg as a plain YAML scalar, whose trailing
+            # blank the parser drops; config/manager/manager.yaml quotes it, and " " would parse as a
+            # one-element list the provider refuses ("cannot set dynamic infrastructure clusters when
+            # the feature flag is disabled", main.go:119).
+            args.append(a.rstrip())
+        args += self.provider_extra
+        args += [f"--health-probe-bind-address=127.0.0.1:{self.provider_health}",
+                 f"--metrics-bind-address=127.0.0.1:{free_port()}", f"--diagnostics-address=127.0.0.1:{free_port()}"]
+        print(f"  {PROVIDER} as system:serviceaccount:{NS}:{sa}: {' '.join(args)}", flush=True)
+        self.c.spawn(PROVIDER, [os.path.join(self.kbin, PROVIDER), *args],
+                     {"KUBECONFIG": self.c.sa_kubeconfig(NS, sa, duration="24h")})
+        self.c.wait_for(f"{PROVIDER} /readyz", lambda: urllib.request.urlopen(
+            f"http://127.0.0.1:{self.provider_health}/readyz", timeout=2).status == 200, timeout=120)
+
+    # ---- the DataStore: stand-in for the kamaji-etcd chart ------------------------------------
+    def datastore_standin(self, release):
+        """A real etcd with TLS as the kamaji-etcd chart leaves it, and the chart's DataStore for
+        the HelmRelease's values (`helm template` of CHARTS/kamaji-etcd), endpoint on loopback."""
+        name = release["metadata"]["name"]
+        d = os.path.join(self.work, f"{name}-pki")
+        os.makedirs(d)
+        o = lambda *a: sh(["openssl", *a], cwd=d)  # noqa: E731
+        o("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+          "-subj", f"/CN={name}-ca")
+        open(os.path.join(d, "server.ext"), "w").write("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                                                       "extendedKeyUsage=serverAuth,clientAuth\n")
+        open(os.path.join(d, "client.ext"), "w").write("extendedKeyUsage=clientAuth\n")
+        # The chart's root client certificate: CN=root (templates/etcd_cm.yaml, the cfssl csr).
+        # reader: the bed's own client certificate without a CN (etcd's gateway refuses a request
+        # whose certificate has one once auth is on: "CommonName of client sending a request against
+        # gateway will be ignored"), used with the token of the user e2e-reader below.
+        for n, subj, ext in (("server", f"/CN={name}", "server.ext"), ("root", "/CN=root", "client.ext"),
+                             ("reader", "/O=e2e-reader", "client.ext")):
+            o("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{n}.key", "-out", f"{n}.csr", "-subj", subj)
+            o("x509", "-req", "-in", f"{n}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+              "-out", f"{n}.crt", "-days", "2", "-extfile", ext)
+        client, peer = free_port(), free_port()
+        standin(f"the kamaji-etcd HelmRelease {release['metadata']['namespace']}/{name}: a real etcd on "
+                f"https://127.0.0.1:{client} with TLS and client-certificate auth (the chart's 3 Pods cannot run here)")
+        self.c.spawn(f"etcd-{name}", [
+            f"{self.bin}/etcd", "--name", name, "--data-dir", os.path.join(self.work, f"etcd-{name}"),
+            "--listen-client-urls", f"https://127.0.0.1:{client}", "--advertise-client-urls", f"https://127.0.0.1:{client}",
+            "--listen-peer-urls", f"http://127.0.0.1:{peer}", "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+            "--initial-cluster", f"{name}=http://127.0.0.1:{peer}", "--client-cert-auth",
+            "--trusted-ca-file", f"{d}/ca.crt", "--cert-file", f"{d}/server.crt", "--key-file", f"{d}/server.key",
+            "--unsafe-no-fsync", "--listen-metrics-urls", f"http://127.0.0.1:{free_port()}"])
+        ctx = ssl.create_default_context(cafile=f"{d}/ca.crt")
+        ctx.load_cert_chain(f"{d}/root.crt", f"{d}/root.key")
+        self.etcd = (f"https://127.0.0.1:{client}", ctx)
+        self.c.wait_for(f"etcd {name} /health", lambda: b'"health":"true"' in urllib.request.urlopen(
+            f"https://127.0.0.1:{client}/health", context=ctx, timeout=2).read(), timeout=30)
+        # What the chart's post-install Job runs (kamaji-etcd 0.17.0 templates/etcd_job_preinstall_2.yaml):
+        # etcdctl user add --no-password=true root; role add root; user grant-role root root;
+        # auth enable. Through etcd's gRPC gateway (the bed has no etcdctl).
+        # The gateway does not carry the client certificate's identity once auth is on, so the bed
+        # reads the DataStore as a user of its own, `e2e-reader` (password auth, role root), which
+        # the chart does not create; nothing but the bed's checks use it.
+        self.etcd_token = None
+        for path, body in (("/v3/auth/user/add", {"name": "root", "options": {"no_password": True}}),
+                           ("/v3/auth/role/add", {"name": "root"}),
+                           ("/v3/auth/user/grant", {"user": "root", "role": "root"}),
+                           ("/v3/auth/user/add", {"name": "e2e-reader", "password": "e2e-reader"}),
+                           ("/v3/auth/user/grant", {"user": "e2e-reader", "role": "root"}),
+                           ("/v3/auth/enable", {})):
+            self.etcd_call(path, body)
+        reader = ssl.create_default_context(cafile=f"{d}/ca.crt")
+        reader.load_cert_chain(f"{d}/reader.crt", f"{d}/reader.key")
+        self.etcd = (self.etcd[0], reader)
+        self.etcd_token = "e2e-reader"  # etcd_call authenticates each call (simple tokens expire in 5 minutes)
+        standin(f"etcd {name}: root user (no password, client certificate CN=root), role root, auth enabled "
+                "(the chart's post-install Job); plus the bed's own user e2e-reader for its checks")
+        # The chart's DataStore for these values, and the Secrets its cfssl Job would write.
+        values = os.path.join(self.work, f"{name}-values.json")
+        json.dump(release["spec"].get("values") or {}, open(values, "w"))
+        out = sh([self.helm, "template", release["spec"].get("releaseName", name), os.path.join(CHARTS, "kamaji-etcd"),
+                  "--namespace", release["metadata"]["namespace"], "-f", values])
+        ds = next(x for x in yaml_docs(out) if x["kind"] == "DataStore")
+        rendered = ds["spec"]["endpoints"]
+        ds["spec"]["endpoints"] = [f"127.0.0.1:{client}"]
+        tls = ds["spec"]["tlsConfig"]
+        files = {}  # (secret namespace, name) -> {key: file}
+        for part, f in (("certificateAuthority", "ca"), ("clientCertificate", "root")):
+            for kind, ext in (("certificate", "crt"), ("privateKey", "key")):
+                ref = tls[part][kind]["secretReference"]
+                files.setdefault((ref["namespace"], ref["name"]), {})[ref["keyPath"]] = f"{d}/{f}.{ext}"
+        secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": n, "namespace": ns},
+                    "data": {k: b64(open(p, "rb").read()) for k, p in keys.items()}} for (ns, n), keys in files.items()]
+        standin(f"the chart's Secrets {sorted(n for _, n in files)} (its cfssl Job's certificates, from openssl)")
+        return ds, secrets, rendered
+
+    def etcd_call(self, path, body):
+        url, ctx = self.etcd
+        headers = {"Content-Type": "application/json"}
+        if getattr(self, "etcd_token", None) and path != "/v3/auth/authenticate":
+            headers["Authorization"] = self.etcd_call("/v3/auth/authenticate", {"name": "e2e-reader", "password": "e2e-reader"})["token"]
+        req = urllib.request.Request(url + path, data=json.dumps(body).encode(), headers=headers)
+        return json.loads(urllib.request.urlopen(req, context=ctx, timeout=10).read() or b"{}")
+
+    def log(self, name):
+        return open(os.path.join(self.c.logs, name + ".log"), errors="replace").read()
+
+
+def tenant_overlay(f, tenant):
+    return kustomize(os.path.join(f.dir, "overlays", "tenants", tenant))
+
+
+def with_fields(c, *args):
+    """The object as `get -o json` gives it, with its managedFields (kubectl hides them by default)."""
+    return json.loads(c.kubectl("get", "-o", "json", "--show-managed-fields", *args))
+
+
+def managers_of(obj, subresource=None):
+    return sorted({m.get("manager", "?") for m in obj["metadata"].get("managedFields", [])
+                   if m.get("subresource") == subresource})
+
+
+def real_pair_makes_the_control_plane(e):
+    """See the module's text. Applies the rendered tenant before its DataStore exists (as Flux does:
+    the kamaji-etcd HelmRelease installs after the KamajiControlPlane is applied), measures
+    Kamaji's webhook refusing the provider's TenantControlPlane until the DataStore is there, then
+    asserts what Kamaji and the provider write."""
+    from fleet import Fleet
+    fails = []
+    f = e.new_fleet("kamaji", Fleet.example)
+    f.render()
+    bed = KamajiBed(os.path.join(e.work, "kamaji"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
+    e.kamaji_bed = bed
+    t0 = time.time()
+    bed.start()
+    bed.start_kamaji_pair(f)
+    e.r.figure("kamaji bed start (control plane, CAPI managers, Kamaji chart + manager, provider ready)", f"{time.time() - t0:.1f}s")
+    c = bed.c
+
+    objs = tenant_overlay(f, TENANT)
+    flux = [d for d in objs if d["apiVersion"].split("/")[0] in FLUX_GROUPS]
+    apply = [d for d in objs if d not in flux]
+    apply.sort(key=lambda d: d["kind"] != "Namespace")
+    missing = TENANT_KINDS - {d["kind"] for d in apply}
+    if missing:
+        return [f"overlays/tenants/{TENANT} lacks {sorted(missing)}"]
+    etcd_release = next((d for d in flux if d["kind"] == "HelmRelease"
+                         and d["spec"]["chart"]["spec"]["chart"] == "kamaji-etcd"), None)
+    if etcd_release is None:
+        return [f"overlays/tenants/{TENANT} has no kamaji-etcd HelmRelease (the dedicated DataStore)"]
+    print(f"  not applied (no Flux in this bed): {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in flux)}", flush=True)
+    rbac, source = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
+    c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
+    print(f"  the kubeadm bootstrap manager's KamajiControlPlane reader from {source}", flush=True)
+
+    t_apply = time.time()
+    r = c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
+                  input=json.dumps({"apiVersion": "v1", "kind": "List", "items": apply}), check=False)
+    if r.returncode != 0:
+        return [f"the rendered {TENANT} objects were refused: {r.stderr.strip()[:800]}"]
+    print(f"  applied {len(apply)} rendered objects of {TENANT}: {', '.join(sorted(d['kind'] for d in apply))}", flush=True)
+    kcp = next(d for d in apply if d["kind"] == "KamajiControlPlane")
+    standin(f"CAPMOX's ProxmoxCluster {TENANT}/{TENANT} status.initialization.provisioned=true")
+    c.kubectl("patch", "-n", TENANT, "proxmoxcluster", TENANT, "--subresource=status", "--type=merge",
+              "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
+
+    # The provider tries to create the TenantControlPlane; Kamaji's validating webhook refuses it
+    # while DataStore acme-etcd does not exist.
+    def refusals():
+        """Refused reconciles: controller-runtime's `Reconciler error` lines with the webhook's words
+        (else any line with them, should the provider log it otherwise)."""
+        lines = [x for x in bed.log(PROVIDER).splitlines() if NO_DATASTORE.search(x)]
+        return len([x for x in lines if "Reconciler error" in x]) or len(lines)
+    try:
+        c.wait_for("the provider's TenantControlPlane refused by Kamaji's webhook (no DataStore yet)",
+                   lambda: refusals() > 0, timeout=120, interval=1)
+    except TimeoutError as ex:
+        tcp = c.kubectl("get", "-n", TENANT, TCP, "-o", "name", check=False).stdout.strip()
+        return [f"{ex}; TenantControlPlanes: {tcp or 'none'}; provider log: {bed.log(PROVIDER)[-1500:]}"]
+    first = time.time() - t_apply
+    time.sleep(15)  # the HelmRelease installs the chart some time after Flux applied the tenant
+    before = refusals()
+    if c.kubectl("get", "-n", TENANT, TCP, TENANT, check=False).returncode == 0:
+        fails.append("a TenantControlPlane exists although its DataStore does not")
+    ds, secrets, rendered = bed.datastore_standin(etcd_release)
+    c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": secrets + [ds]}))
+    t_ds = time.time()
+    print(f"  DataStore {ds['metadata']['name']} (chart endpoints {rendered} -> {ds['spec']['endpoints']}) created "
+          f"{t_ds - t_apply:.0f}s after the tenant", flush=True)
+    try:
+        tcp = c.wait_for(f"TenantControlPlane {TENANT}/{TENANT}", lambda: c.get("-n", TENANT, TCP, TENANT), timeout=180, interval=1)
+    except TimeoutError as ex:
+        return fails + [f"{ex}; provider log: {bed.log(PROVIDER)[-1500:]}"]
+    t_tcp = time.time()
+    print(f"  Kamaji's webhook refused the provider's TenantControlPlane {before} times "
+          f"(`{NO_DATASTORE.pattern}`; first {first:.1f}s after the apply); created {t_tcp - t_ds:.1f}s after the DataStore", flush=True)
+    e.r.figure("kamaji: TenantControlPlane refusals while the DataStore was missing", str(before))
+    e.r.figure("kamaji: DataStore created -> provider's TenantControlPlane accepted", f"{t_tcp - t_ds:.1f}s")
+    owners = [o["kind"] for o in tcp["metadata"].get("ownerReferences", [])]
+    if "KamajiControlPlane" not in owners:
+        fails.append(f"TenantControlPlane owners {owners}, want the KamajiControlPlane (the provider creates it)")
+    if tcp["spec"].get("dataStore") != kcp["spec"].get("dataStoreName"):
+        fails.append(f"TenantControlPlane dataStore {tcp['spec'].get('dataStore')}, the KCP names {kcp['spec'].get('dataStoreName')}")
+    tcp = with_fields(c, "-n", TENANT, TCP, TENANT)
+    print(f"  TenantControlPlane {TENANT}: written by {managers_of(tcp)}, owners {owners}, "
+          f"version {tcp['spec']['kubernetes']['version']}, dataStore {tcp['spec'].get('dataStore')}", flush=True)
+    e.kamaji_state = {"fleet": f, "kcp": kcp, "t_apply": t_apply}
+    return fails + kamaji_writes(e, bed, kcp)
+
+
+def kamaji_writes(e, bed, kcp):
+    """What Kamaji's TenantControlPlane controller writes in the management cluster and the
+    DataStore, and what the provider reports on the KamajiControlPlane from it."""
+    c, fails = bed.c, []
+
+    def deployment():
+        return c.get("-n", TENANT, "deployment", TENANT)
+    try:
+        dep = c.wait_for(f"Kamaji's Deployment {TENANT}/{TENANT}", deployment, timeout=180, interval=2)
+    except TimeoutError as ex:
+        return [f"{ex}; kamaji log: {bed.log('kamaji')[-1500:]}"]
+    pod = dep["spec"]["template"]["spec"]
+    ctrs = {x["name"]: x for x in pod["containers"]}
+    print(f"  Deployment {TENANT}: replicas {dep['spec'].get('replicas')}, containers "
+          f"{', '.join(n + '=' + x['image'] for n, x in ctrs.items())}", flush=True)
+    if dep["spec"].get("replicas") != kcp["spec"]["replicas"]:
+        fails.append(f"Deployment replicas {dep['spec'].get('replicas')}, the KCP asks {kcp['spec']['replicas']}")
+    api = ctrs.get("kube-apiserver")
+    if api is None:
+        fails.append(f"no kube-apiserver container in Kamaji's Deployment: {sorted(ctrs)}")
+    else:
+        args = api.get("args", []) + api.get("command", [])
+        if not api["image"].endswith(":" + kcp["spec"]["version"]):
+            fails.append(f"kube-apiserver image {api['image']}, the KCP asks {kcp['spec']['version']}")
+        for want in kcp["spec"]["apiServer"]["extraArgs"]:
+            if want not in args:
+                fails.append(f"kube-apiserver lacks the rendered {want}: {args}")
+        etcd = [a for a in args if a.startswith("--etcd-servers=")]
+        if not etcd or "127.0.0.1" not in etcd[0]:
+            fails.append(f"kube-apiserver --etcd-servers {etcd}, want the DataStore's endpoint")
+    svc = c.wait_for(f"Kamaji's Service {TENANT}/{TENANT}", lambda: c.get("-n", TENANT, "service", TENANT), timeout=60)
+    if svc["spec"].get("type") != kcp["spec"]["network"]["serviceType"]:
+        fails.append(f"Service type {svc['spec'].get('type')}, the KCP asks {kcp['spec']['network']['serviceType']}")
+    secrets = sorted(s["metadata"]["name"] for s in c.get("-n", TENANT, "secrets")["items"]
+                     if any(o["kind"] == "TenantControlPlane" for o in s["metadata"].get("ownerReferences", [])))
+    print(f"  Secrets Kamaji wrote: {secrets}", flush=True)
+    for want in (f"{TENANT}-ca", f"{TENANT}-api-server-certificate", f"{TENANT}-admin-kubeconfig", f"{TENANT}-datastore-certificate"):
+        if want not in secrets:
+            fails.append(f"no Secret {want} from Kamaji (it wrote {secrets})")
+    # Kamaji set up the tenant's user in the DataStore (internal/datastore/etcd.go): a user and a
+    # role named after the TenantControlPlane (its UID by default: tcp_defaults.go).
+    tcp = c.get("-n", TENANT, TCP, TENANT)
+    schema = tcp.get("status", {}).get("storage", {}).get("setup", {})
+    try:
+        users = c.wait_for("the tenant's user in the DataStore", lambda: [
+            u for u in bed.etcd_call("/v3/auth/user/list", {}).get("users", []) if u not in ("root", "e2e-reader")],
+            timeout=60, interval=2)
+        print(f"  DataStore users besides root: {users}; TenantControlPlane status.storage.setup: {schema}", flush=True)
+    except TimeoutError as ex:
+        fails.append(f"{ex}; status.storage: {tcp.get('status', {}).get('storage')}")
+
+    # The provider's report on the KamajiControlPlane (controllers/kamajicontrolplane_controller.go):
+    # TenantControlPlaneCreated, TenantControlPlaneAddressReady, the endpoint it patched in.
+    def reported():
+        k = c.get("-n", TENANT, KCP, TENANT)
+        conds = {x["type"]: x["status"] for x in k.get("status", {}).get("conditions", [])}
+        ok = conds.get("TenantControlPlaneCreated") == "True" and conds.get("TenantControlPlaneAddressReady") == "True"
+        return k if ok and k["spec"].get("controlPlaneEndpoint", {}).get("host") else None
+    try:
+        k = c.wait_for("the provider's conditions on the KamajiControlPlane", reported, timeout=120, interval=2)
+    except TimeoutError as ex:
+        k = c.get("-n", TENANT, KCP, TENANT)
+        return fails + [f"{ex}; KCP status: {json.dumps(k.get('status'))[:800]}"]
+    k = with_fields(c, "-n", TENANT, KCP, TENANT)
+    ep = k["spec"]["controlPlaneEndpoint"]
+    want = kcp["spec"]["network"]["serviceAddress"]
+    if ep.get("host") != want:
+        fails.append(f"KamajiControlPlane endpoint {ep}, want the rendered serviceAddress {want}")
+    status_managers = managers_of(k, "status")
+    print(f"  KamajiControlPlane status written by {status_managers}: "
+          f"{', '.join(x['type'] + '=' + x['status'] for x in k['status'].get('conditions', []))}; "
+          f"spec.controlPlaneEndpoint {ep['host']}:{ep['port']}", flush=True)
+    if not status_managers or any(m.startswith("e2e") or m == "kubectl-patch" for m in status_managers):
+        fails.append(f"the KamajiControlPlane status has writers {status_managers}: want only the provider")
+    cluster = c.wait_for("the Cluster's endpoint copied from the control plane (CAPI core)",
+                         lambda: (lambda x: x if x["spec"].get("controlPlaneEndpoint", {}).get("host") else None)(
+                             c.get("-n", TENANT, "clusters.cluster.x-k8s.io", TENANT)), timeout=120, interval=2)
+    print(f"  Cluster {TENANT} spec.controlPlaneEndpoint {cluster['spec']['controlPlaneEndpoint']} (CAPI core)", flush=True)
+    v = tcp.get("status", {}).get("kubernetesResources", {}).get("version", {})
+    print(f"  TenantControlPlane status: version {v.get('version')} {v.get('status')} "
+          "(no tenant API server runs yet)", flush=True)
+    return fails
+
+
+def dns_service_ips_kept(e):
+    """Issue 41 finding 1, seen from the management side: the TenantControlPlane the provider keeps
+    rewriting still carries networkProfile.dnsServiceIPs, else Kamaji uploads the tenant's
+    kube-system/kubelet-config without clusterDNS (internal/resources/kubeadm_utils.go,
+    internal/kubeadm/uploadconfig.go). Kamaji's webhook fills the field on create only
+    (internal/webhook/handlers/tcp_defaults.go; OnUpdate is a no-op), and provider v0.20.0
+    controllers/kamajicontrolplane_controller_tcp.go:90-94 overwrites it on every reconcile with
+    the KamajiControlPlane's addons.coreDNS.dnsServiceIPs: the render must set that field."""
+    c = e.kamaji_bed.c
+    kcp = c.get("-n", TENANT, KCP, TENANT)
+    rendered = (kcp["spec"].get("addons", {}).get("coreDNS") or {}).get("dnsServiceIPs")
+    time.sleep(5)  # the provider rewrites the TenantControlPlane about once a second until Ready
+    tcp = c.get("-n", TENANT, TCP, TENANT)
+    dns = tcp["spec"].get("networkProfile", {}).get("dnsServiceIPs")
+    print(f"  KamajiControlPlane addons.coreDNS.dnsServiceIPs {rendered}; TenantControlPlane generation "
+          f"{tcp['metadata']['generation']}: networkProfile.dnsServiceIPs {dns}", flush=True)
+    if not dns:
+        return [f"the TenantControlPlane {TENANT} has no networkProfile.dnsServiceIPs after the provider's updates "
+                f"(the KamajiControlPlane renders addons.coreDNS {kcp['spec'].get('addons', {}).get('coreDNS')}): the tenant's "
+                "kubelet-config gets no clusterDNS, pods get no cluster DNS (issue 41 finding 1: render "
+                "addons.coreDNS.dnsServiceIPs, the 10th address of the service CIDR)"]
+    return []
+
+
+def materialize(c, ns, pod, root):
+    """The volumes of a Pod spec as files under root, from the Secrets and ConfigMaps they name
+    (what the kubelet mounts): {volume name: folder}."""
+    out = {}
+    for v in pod.get("volumes", []):
+        d = os.path.join(root, v["name"])
+        os.makedirs(d, exist_ok=True)
+        # A projected volume's sources are Secrets and ConfigMaps too (Kamaji's etc-kubernetes-pki).
+        sources = [v] + [x for x in v.get("projected", {}).get("sources", [])]
+        for kind, key, src in ((k, n, x) for x in sources for k, n in (("secret", "secretName"), ("configMap", "name"))):
+            if kind not in src or src is v and "projected" in v:
+                continue
+            v_kind = src[kind]
+            obj = c.get("-n", ns, kind.lower(), v_kind.get(key) or v_kind.get("name"))
+            if kind == "secret":
+                data = {k: base64.b64decode(x) for k, x in (obj.get("data") or {}).items()}
+            else:
+                data = {k: x.encode() for k, x in (obj.get("data") or {}).items()}
+                data.update({k: base64.b64decode(x) for k, x in (obj.get("binaryData") or {}).items()})
+            items = v_kind.get("items")
+            for k, x in data.items():
+                paths = [i["path"] for i in items if i["key"] == k] if items else [k]
+                for rel in paths:
+                    os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                    open(os.path.join(d, rel), "wb").write(x)
+        out[v["name"]] = d
+    return out
+
+
+def tenant_control_plane_serves(e):
+    """Stand-in for the kubelet on the TenantControlPlane's Pods: kwok's fake Nodes (lib/cluster.py
+    start_nodes: the real kube-scheduler binds the Deployment's Pods, kwok reports them Running and
+    Ready, the real kube-controller-manager writes the Deployment's status) and, for the containers,
+    one kube-apiserver process with the Pod's kube-apiserver args and volumes (the bed's v1.34 build,
+    not the image the Deployment names), on 127.0.0.1 at the Pod's port. Kamaji then runs its kubeadm
+    phases and add-ons in that API server, marks the TenantControlPlane Ready, and the provider
+    reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`, which must reach it."""
+    bed = e.kamaji_bed
+    c, fails = bed.c, []
+    if bed.hosts is None:
+        return ["cannot stand in for cluster DNS for Kamaji (needs root and unshare): the tenant API is unreachable for it"]
+    dep = c.get("-n", TENANT, "deployment", TENANT)
+    pod = dep["spec"]["template"]["spec"]
+    ctr = next(x for x in pod["containers"] if x["name"] == "kube-apiserver")
+    port = next((int(a.split("=", 1)[1]) for a in ctr.get("args", []) + ctr.get("command", []) if a.startswith("--secure-port=")), 6443)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError as ex:
+        return [f"127.0.0.1:{port} (the tenant API server's port, which Kamaji dials through the Service) is taken: {ex}"]
+    finally:
+        s.close()
+
+    vols = materialize(c, TENANT, pod, os.path.join(bed.work, f"tenant-{TENANT}-volumes"))
+    mounts = sorted(((m["mountPath"], os.path.join(vols[m["name"]], m.get("subPath", ""))) for m in ctr.get("volumeMounts", [])),
+                    key=lambda x: -len(x[0]))
+    args = []
+    for a in ctr.get("command", [])[1:] + ctr.get("args", []):
+        for path, local in mounts:
+            a = re.sub(re.escape(path.rstrip("/")) + r"(?=/|$|,)", local.rstrip("/"), a)
+        if a.startswith("--bind-address="):
+            continue
+        args.append(a)
+    args.append("--bind-address=127.0.0.1")
+    standin(f"the containers of the TenantControlPlane's Pods: one kube-apiserver {c.version['gitVersion']} process "
+            f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on 127.0.0.1:{port}")
+    print(f"  tenant kube-apiserver args: {' '.join(args)}", flush=True)
+    c.spawn(f"tenant-apiserver-{TENANT}", [f"{bed.bin}/kube-apiserver", *args])
+    insecure = ssl.create_default_context()
+    insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
+
+    def healthz():
+        try:
+            urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=insecure, timeout=2)
+        except urllib.error.HTTPError:
+            pass  # 401/403 to an anonymous client: it serves
+        return True
+    c.wait_for("the tenant kube-apiserver serving", healthz, timeout=90)
+    # Only now do the Pods turn Ready: kwok's Nodes stand in for the kubelet, whose readiness
+    # probes would pass only once the containers serve (the real kube-scheduler binds the Pods,
+    # the real kube-controller-manager writes the Deployment's status, Kamaji reads it:
+    # internal/resources/k8s_deployment_resource.go computeStatus).
+    c.start_nodes(3)
+    standin("the kubelet of the TenantControlPlane's Pods: kwok's fake Nodes report them Running and Ready "
+            "(once the API server process above serves)")
+
+    def available():
+        d = c.get("-n", TENANT, "deployment", TENANT)
+        return d if d.get("status", {}).get("availableReplicas", 0) >= d["spec"].get("replicas", 1) else None
+    try:
+        c.wait_for(f"Deployment {TENANT} available (Pods bound by kube-scheduler, Running by kwok)", available, timeout=120, interval=2)
+    except TimeoutError as ex:
+        pods = [f"{p['metadata']['name']} {p['status'].get('phase')} node={p['spec'].get('nodeName')}"
+                for p in c.get("-n", TENANT, "pods")["items"]]
+        return [f"{ex}; Pods: {pods}"]
+    t0 = time.time()
+
+    def ready():
+        t = c.get("-n", TENANT, TCP, TENANT)
+        return t if t.get("status", {}).get("kubernetesResources", {}).get("version", {}).get("status") == "Ready" else None
+    try:
+        tcp = c.wait_for(f"TenantControlPlane {TENANT} Ready (Kamaji)", ready, timeout=240, interval=2)
+    except TimeoutError as ex:
+        t = c.get("-n", TENANT, TCP, TENANT)
+        return [f"{ex}; status: {json.dumps(t.get('status', {}).get('kubernetesResources', {}).get('version'))}; "
+                f"kamaji log: {bed.log('kamaji')[-1500:]}"]
+    e.r.figure("kamaji: Deployment available -> TenantControlPlane Ready (Kamaji's kubeadm phases and add-ons)", f"{time.time() - t0:.1f}s")
+    # The tenant's data sits in the DataStore under the prefix Kamaji set up for it (its schema:
+    # status.storage.setup.schema, the TenantControlPlane's UID by default, tcp_defaults.go).
+    schema = tcp.get("status", {}).get("storage", {}).get("setup", {}).get("schema")
+    if schema:
+        prefix = f"/{schema}/".encode()
+        end = prefix[:-1] + bytes([prefix[-1] + 1])
+        n = int(bed.etcd_call("/v3/kv/range", {"key": b64(prefix), "range_end": b64(end), "count_only": True}).get("count", 0))
+        print(f"  DataStore: {n} keys under {prefix.decode()} (the tenant API server's data)", flush=True)
+        if n == 0:
+            fails.append(f"no key under {prefix.decode()} in the DataStore although the tenant API server serves")
+    else:
+        fails.append(f"TenantControlPlane status.storage.setup has no schema: {tcp.get('status', {}).get('storage')}")
+    print(f"  TenantControlPlane {TENANT}: Ready, version {tcp['status']['kubernetesResources']['version'].get('version')}, "
+          f"addons {json.dumps(tcp['status'].get('addons', {}))[:300]}", flush=True)
+
+    def kubeconfig():
+        k = c.get("-n", TENANT, KCP, TENANT)
+        st = k.get("status", {})
+        if not (st.get("ready") and st.get("initialization", {}).get("controlPlaneInitialized")):
+            return None
+        r = c.kubectl("get", "-n", TENANT, "secret", f"{TENANT}-kubeconfig", "-o", "json", check=False)
+        return (k, json.loads(r.stdout)) if r.returncode == 0 else None
+    try:
+        k, secret = c.wait_for(f"the provider: KamajiControlPlane ready and Secret {TENANT}-kubeconfig", kubeconfig, timeout=180, interval=2)
+    except TimeoutError as ex:
+        k = c.get("-n", TENANT, KCP, TENANT)
+        return fails + [f"{ex}; KCP status: {json.dumps(k.get('status'))[:800]}; provider log: {bed.log(PROVIDER)[-800:]}"]
+    e.r.figure("kamaji: tenant objects applied -> KamajiControlPlane ready and <cluster>-kubeconfig written (1 tenant)",
+               f"{time.time() - e.kamaji_state['t_apply']:.1f}s")
+    k = with_fields(c, "-n", TENANT, KCP, TENANT)
+    print(f"  KamajiControlPlane {TENANT}: ready={k['status'].get('ready')} version={k['status'].get('version')} "
+          f"replicas {k['status'].get('readyReplicas')}/{k['status'].get('replicas')}, status written by {managers_of(k, 'status')}", flush=True)
+    if secret.get("type") != "cluster.x-k8s.io/secret" or "value" not in secret.get("data", {}):
+        fails.append(f"Secret {TENANT}-kubeconfig: type {secret.get('type')}, keys {sorted(secret.get('data', {}))}")
+        return fails
+    path = os.path.join(bed.work, f"{TENANT}-kubeconfig")
+    open(path, "wb").write(base64.b64decode(secret["data"]["value"]))
+    server = yaml_docs(open(path).read())[0]["clusters"][0]["cluster"]["server"]
+    host = server.split("//", 1)[1].rsplit(":", 1)[0]
+    # The LoadBalancer address (MetalLB's) is not routed here: the request goes to 127.0.0.1 with the
+    # address as TLS server name, so the certificate is verified for it as a client there would.
+    standin(f"the route to the LoadBalancer address {server}: 127.0.0.1:{port}, TLS server name {host}")
+    r = subprocess.run(["kubectl", "--kubeconfig", path, "--server", f"https://127.0.0.1:{port}", "--tls-server-name", host,
+                        "get", "--raw", "/version"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return fails + [f"{TENANT}-kubeconfig does not reach the tenant API server: {r.stderr.strip()[:400]}"]
+    print(f"  {TENANT}-kubeconfig ({server}) reaches the tenant API server: {json.loads(r.stdout)['gitVersion']}", flush=True)
+    e.kamaji_state["tenant"] = ["kubectl", "--kubeconfig", path, "--server", f"https://127.0.0.1:{port}", "--tls-server-name", host]
+    return fails
+
+
+def kubelet_config_cluster_dns(e):
+    """Issue 41 finding 1 in the tenant: Kamaji's kube-system/kubelet-config (what joining kubelets
+    take) has clusterDNS equal to the address of CoreDNS's Service kube-dns, both written by Kamaji
+    (internal/kubeadm/uploadconfig.go from the TenantControlPlane's networkProfile.dnsServiceIPs;
+    internal/kubeadm/addon.go: kube-dns is the 10th address of the service CIDR)."""
+    tenant = e.kamaji_state["tenant"]
+
+    def get(*args):
+        return json.loads(subprocess.run([*tenant, "get", "-o", "json", *args], capture_output=True, text=True, check=True).stdout)
+    bed = e.kamaji_bed
+    try:
+        svc = bed.c.wait_for("Service kube-system/kube-dns in the tenant (Kamaji's CoreDNS add-on)",
+                             lambda: get("-n", "kube-system", "service", "kube-dns"), timeout=120, interval=2)
+        cm = get("-n", "kube-system", "configmap", "kubelet-config")
+    except (TimeoutError, subprocess.CalledProcessError) as ex:
+        return [f"{ex}"]
+    cfg = yaml_docs(cm["data"].get("kubelet", ""))[0] if cm.get("data", {}).get("kubelet") else {}
+    dns = cfg.get("clusterDNS")
+    print(f"  tenant: kube-dns {svc['spec'].get('clusterIP')}; kubelet-config clusterDNS {dns}, cgroupDriver {cfg.get('cgroupDriver')}", flush=True)
+    if dns != [svc["spec"].get("clusterIP")]:
+        return [f"the tenant's kube-system/kubelet-config has clusterDNS {dns}, CoreDNS's Service kube-dns is "
+                f"{svc['spec'].get('clusterIP')}: kubelets joining this tenant give Pods no cluster DNS (issue 41 finding 1: "
+                "the KamajiControlPlane must render addons.coreDNS.dnsServiceIPs)"]
+    return []
+
+
+def rbac_held(e):
+    """Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request
+    of theirs was refused (the authorizer's `is forbidden: User ...`)."""
+    return e.kamaji_bed.c.forbidden(["kamaji", PROVIDER])
+
+
+def run(e, r):
+    """The kamaji scenarios in a bed of their own, stopped when done (whatever happened)."""
+    if not getattr(e.a, "kamaji_bin", None):
+        r.not_run("kamaji: the real Kamaji and provider", "no --kamaji-bin (tests/e2e/run builds it for E2E_ONLY=kamaji)")
+        return
+    print("  real: etcd, kube-apiserver, kube-controller-manager, CAPI core + kubeadm bootstrap managers, Kamaji 26.8.2-edge "
+          "(chart CRDs, RBAC, webhooks), Kamaji provider v0.20.0 (config/rbac), the rendered tenant objects", flush=True)
+    print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
+          "for Kamaji, the LoadBalancer route, the kubelet of the TenantControlPlane's Pods (kwok's fake Nodes + one "
+          "kube-apiserver process with the Pod's args; its scheduler, controller-manager and konnectivity-server do not run)",
+          flush=True)
+    try:
+        ok = r.run("kamaji: the provider creates the TenantControlPlane once its DataStore exists (Kamaji's webhook refuses "
+                   "it before); Kamaji writes the Deployment, Service, certificates and the datastore user; the "
+                   "KamajiControlPlane's status comes from the provider", real_pair_makes_the_control_plane, e)
+        if ok:
+            r.run("kamaji: the TenantControlPlane keeps networkProfile.dnsServiceIPs across the provider's updates "
+                  "(issue 41 finding 1)", dns_service_ips_kept, e)
+        else:
+            r.not_run("kamaji: dnsServiceIPs kept", "the scenario before it failed")
+        serves = ok and r.run(
+            "kamaji: the TenantControlPlane's API server serves (stand-in kubelet); Kamaji marks it Ready, the provider "
+            "reports the KamajiControlPlane ready and writes <cluster>-kubeconfig, which reaches it", tenant_control_plane_serves, e)
+        if not ok:
+            r.not_run("kamaji: the tenant API server serves", "the scenario before it failed")
+        if serves:
+            r.run("kamaji: the tenant's kubelet-config has clusterDNS equal to kube-dns's address (issue 41 finding 1)",
+                  kubelet_config_cluster_dns, e)
+        else:
+            r.not_run("kamaji: the tenant's kubelet-config clusterDNS", "the tenant API server did not serve")
+        if getattr(e, "kamaji_bed", None) is not None:
+            r.run("kamaji: Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request refused",
+                  rbac_held, e)
+        else:
+            r.not_run("kamaji: RBAC held", "the bed did not start")
+    finally:
+        bed = getattr(e, "kamaji_bed", None)
+        if bed is not None:
+            if any(res[1] == "FAIL" for res in r.results[-3:]):
+                print(bed.c.tail_logs(30), flush=True)
+            bed.c.stop()
