@@ -265,7 +265,12 @@ pub fn kamaji_control_plane(object: &Value) -> (State, String) {
             (Some(seen), Some(generation)) => seen == generation,
             _ => observed(object),
         };
-        let state = if for_this_spec && c.message.contains("denied the request") {
+        // One refusal is no answer to the spec but a wait: Kamaji refuses a TenantControlPlane
+        // whose DataStore does not exist yet (`internal/webhook/handlers/tcp_datastore.go`), and
+        // a dedicated etcd's DataStore comes with the tenant's own etcd chart, installed beside
+        // the control plane; the provider retries until it is there.
+        let waits_for_datastore = c.message.contains("DataStore does not exist");
+        let state = if for_this_spec && c.message.contains("denied the request") && !waits_for_datastore {
             State::Failed
         } else {
             State::Progressing
@@ -504,6 +509,14 @@ mod tests {
         refused["conditions"][0]["observedGeneration"] = json!(2);
         assert_eq!(kamaji_control_plane(&kcp("v1.35.0", refused.clone())).0, State::Failed);
         refused["conditions"][0]["observedGeneration"] = json!(1);
+        let (state, text) = kamaji_control_plane(&kcp("v1.34.2", refused.clone()));
+        assert_eq!(state, State::Progressing, "{text}");
+        // A new tenant whose etcd chart has not made its DataStore yet: refused, as the real
+        // webhook words it, until the chart is in; a wait, not a failure.
+        refused["conditions"][0]["observedGeneration"] = json!(2);
+        refused["conditions"][0]["message"] = json!(
+            "admission webhook \"vtenantcontrolplane.kb.io\" denied the request: acme-etcd DataStore does not exist"
+        );
         let (state, text) = kamaji_control_plane(&kcp("v1.34.2", refused));
         assert_eq!(state, State::Progressing, "{text}");
         // Any other false condition: on its way.
