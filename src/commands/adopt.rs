@@ -16,7 +16,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::cli::{AdoptArgs, Format, Printer};
-use crate::cluster::{Cluster, TENANT_CONTROL_PLANE, Target};
+use crate::cluster::{Cluster, TENANT_CONTROL_PLANE};
 use crate::commands::ExitStatus;
 use crate::commands::pin::write_lock;
 use crate::commands::report_invalid;
@@ -77,11 +77,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &AdoptArgs) -> Result<ExitStatu
     } else {
         args.tenants.iter().map(String::as_str).collect()
     };
-    let target = Target {
-        kubeconfig: args.cluster.kubeconfig.clone(),
-        context: args.cluster.context.clone(),
-        timeout: None,
-    };
+    let target = crate::commands::cluster_target(&args.cluster);
     let cluster = match Cluster::connect(&target) {
         Ok(c) => c,
         Err(e) => return Ok(report_cluster_error(printer, Format::Human, &e)),

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use kube::config::Kubeconfig;
 
 use crate::cli::{Format, KubeconfigArgs, Printer};
-use crate::cluster::{CLUSTER, Cluster, ClusterError, Target};
+use crate::cluster::{CLUSTER, Cluster, ClusterError};
 use crate::commands::report_invalid;
 use crate::commands::status::report_cluster_error;
 use crate::commands::{ExitStatus, pipeline};
@@ -57,11 +57,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &KubeconfigArgs) -> Result<Exit
             }
         }
     };
-    let target = Target {
-        kubeconfig: args.cluster.kubeconfig.clone(),
-        context: args.cluster.context.clone(),
-        timeout: None,
-    };
+    let target = crate::commands::cluster_target(&args.cluster);
     let cluster = match Cluster::connect(&target) {
         Ok(c) => c,
         Err(e) => return Ok(report_cluster_error(printer, Format::Human, &e)),

@@ -34,6 +34,15 @@ use std::time::Duration;
 use crate::cli::{Cli, Command, Printer};
 use crate::repo::process_lock::{self, Guard};
 
+/// The management cluster `--kubeconfig`/`--context` name, with the client's default timeout.
+pub(crate) fn cluster_target(args: &crate::cli::ClusterArgs) -> crate::cluster::Target {
+    crate::cluster::Target {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        timeout: None,
+    }
+}
+
 /// Prints every problem of a run ([`Printer::invalid`]) and returns exit 1.
 pub(crate) fn report_invalid(
     printer: &Printer,

@@ -18,7 +18,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
-use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE, Target as ClusterTarget};
+use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE};
 use crate::commands::report_invalid;
 use crate::commands::upgrade_gate::{self, Deadline, Health};
 use crate::commands::upgrade_select::{committed_versions, earlier_waves, select, wave_gate};
@@ -225,11 +225,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
             } else {
                 let connected = match cluster.take() {
                     Some(c) => Ok(c),
-                    None => Cluster::connect(&ClusterTarget {
-                        kubeconfig: args.cluster.kubeconfig.clone(),
-                        context: args.cluster.context.clone(),
-                        timeout: None,
-                    }),
+                    None => Cluster::connect(&crate::commands::cluster_target(&args.cluster)),
                 };
                 match connected {
                     Ok(c) => {
@@ -455,11 +451,7 @@ fn tenant_health(
 ) -> Result<Health, crate::cluster::ClusterError> {
     let c = match cluster.take() {
         Some(c) => c,
-        None => Cluster::connect(&ClusterTarget {
-            kubeconfig: args.cluster.kubeconfig.clone(),
-            context: args.cluster.context.clone(),
-            timeout: None,
-        })?,
+        None => Cluster::connect(&crate::commands::cluster_target(&args.cluster))?,
     };
     let health = upgrade_gate::read(&c, t);
     *cluster = Some(c);
