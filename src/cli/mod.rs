@@ -249,13 +249,15 @@ pub enum Command {
     Wait(WaitArgs),
     /// Print a kubeconfig for a person to log in to a tenant cluster with the company's identity.
     ///
-    /// The tenant API server's address and CA are read from the management cluster (the
-    /// tenant's Cluster and its `<tenant>-kubeconfig` Secret, which the tenant's `<tenant>-admin`
-    /// Role lets its admin groups get); the user is an exec credential plugin, `kubectl
-    /// oidc-login get-token` (kubelogin, not shipped), for the tenant's OIDC issuer. No secret
-    /// is in it. `--admin` prints the admin kubeconfig of that Secret instead, for break-glass
-    /// use, with a warning. Exit 1 for a tenant or issuer the repository does not have, 2 when
-    /// the cluster cannot be read or has no such tenant yet (docs/access.md).
+    /// The tenant API server's address is read from the management cluster (the tenant's
+    /// Cluster, which the tenant's `<tenant>-admin` Role lets its admin groups get), its CA from
+    /// the tenant API server itself (`kube-public/cluster-info`, readable without credentials),
+    /// checked by a second request that trusts only that CA; `--ca-sha256` pins it. The user is
+    /// an exec credential plugin, `kubectl oidc-login get-token` (kubelogin, not shipped), for the
+    /// tenant's OIDC issuer. No secret is in it. `--admin` prints the admin kubeconfig of the
+    /// `<tenant>-kubeconfig` Secret instead, for break-glass use by those who may read it, with a
+    /// warning. Exit 1 for a tenant or issuer the repository does not have, 2 when a cluster
+    /// cannot be read, has no such tenant yet, or its CA fails the checks (docs/access.md).
     Kubeconfig(KubeconfigArgs),
     /// Print a shell completion script, e.g. `kaas-gitops completions bash >
     /// /etc/bash_completion.d/kaas-gitops` (README.md, "Shell completions").
@@ -351,9 +353,20 @@ pub struct KubeconfigArgs {
     /// email` for Keycloak or Dex.
     #[arg(long = "scope", value_name = "SCOPE", conflicts_with = "admin")]
     pub scopes: Vec<String>,
-    /// Print the admin kubeconfig of the `<tenant>-kubeconfig` Secret instead (break-glass).
+    /// Print the admin kubeconfig of the `<tenant>-kubeconfig` Secret instead (break-glass; needs
+    /// get on that Secret, which kaas-gitops grants no one).
     #[arg(long)]
     pub admin: bool,
+    /// The SHA-256 fingerprint of the tenant's CA certificate, as `openssl x509 -noout
+    /// -fingerprint -sha256` prints it (colons and `sha256:` optional): refuse any other CA.
+    /// Without it the CA is trusted on first use and its fingerprint printed to compare.
+    #[arg(long, value_name = "FINGERPRINT", conflicts_with = "admin")]
+    pub ca_sha256: Option<String>,
+    /// Reach the tenant API server at this URL (a tunnel, a port-forward, a bastion) instead of
+    /// the Cluster's endpoint; its certificate is still checked for the endpoint's host, which the
+    /// kubeconfig names as `tls-server-name`.
+    #[arg(long, value_name = "URL", conflicts_with = "admin")]
+    pub server: Option<String>,
     /// The management cluster.
     #[command(flatten)]
     pub cluster: ClusterArgs,

@@ -5,6 +5,7 @@
 //! [`ClusterError`] with what to do; nothing else is ever written.
 
 pub mod read;
+pub mod tenant;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,18 +1,20 @@
 //! `kubeconfig TENANT`: a kubeconfig for a person. The tenant API server's address is the
-//! tenant `Cluster`'s `spec.controlPlaneEndpoint` and its CA the `certificate-authority-data` of
-//! the `<tenant>-kubeconfig` Secret the Kamaji provider writes (key `value`), both read from the
-//! management cluster with the rights the tenant's `<tenant>-admin` Role grants; the user is a
-//! `client.authentication.k8s.io/v1` exec plugin, `kubectl oidc-login get-token` (int128/kubelogin,
-//! named, not shipped), with the issuer of the tenant's spec. No credential is in it.
-//! `--admin` prints the Secret's kubeconfig itself, with a warning (break-glass).
+//! tenant `Cluster`'s `spec.controlPlaneEndpoint`, read from the management cluster with the one
+//! right the tenant's `<tenant>-admin` Role grants; its CA comes from the tenant API server itself
+//! (`kube-public/cluster-info`, [`crate::cluster::tenant`]), not from the `<tenant>-kubeconfig`
+//! Secret, whose admin certificate no person should be able to read (issue 41 item 5). The user
+//! is a `client.authentication.k8s.io/v1` exec plugin, `kubectl oidc-login get-token`
+//! (int128/kubelogin, named, not shipped), with the issuer of the tenant's spec. No credential is
+//! in it. `--admin` prints the Secret's kubeconfig itself, with a warning (break-glass, for those
+//! the management cluster lets read it).
 
 use std::path::Path;
 
 use anyhow::Result;
 use base64::Engine as _;
-use kube::config::Kubeconfig;
 
 use crate::cli::{Format, KubeconfigArgs, Printer};
+use crate::cluster::tenant::{self, TenantError};
 use crate::cluster::{CLUSTER, Cluster, ClusterError};
 use crate::commands::report_invalid;
 use crate::commands::status::report_cluster_error;
@@ -57,6 +59,17 @@ pub fn run(printer: &Printer, repo: &Path, args: &KubeconfigArgs) -> Result<Exit
             }
         }
     };
+    let pin = match args.ca_sha256.as_deref().map(|p| (p, tenant::parse_fingerprint(p))) {
+        None => None,
+        Some((_, Some(pin))) => Some(pin),
+        Some((given, None)) => {
+            printer.error(
+                &format!("`--ca-sha256 {given}` is not a SHA-256 fingerprint"),
+                Some("give the 64 hex digits `openssl x509 -noout -fingerprint -sha256` prints for the tenant's CA certificate (colons and a `sha256:` prefix may stay)"),
+            );
+            return Ok(ExitStatus::Failure);
+        }
+    };
     let target = crate::commands::cluster_target(&args.cluster);
     let cluster = match Cluster::connect(&target) {
         Ok(c) => c,
@@ -75,8 +88,26 @@ pub fn run(printer: &Printer, repo: &Path, args: &KubeconfigArgs) -> Result<Exit
                 )),
             );
         }),
-        Some(issuer) => endpoint(&cluster, &tenant.name)
-            .map(|(server, ca)| yaml::body(&person(&tenant.name, &server, &ca, issuer, &args.scopes))),
+        Some(issuer) => endpoint(&cluster, &tenant.name).and_then(|(url, host)| {
+            let dial = args.server.clone().unwrap_or_else(|| url.clone());
+            let timeout = target.timeout.unwrap_or(std::time::Duration::from_secs(10));
+            let ca = tenant::ca(&dial, &host, pin.as_deref(), timeout).map_err(Problem::Tenant)?;
+            if pin.is_none() {
+                printer.warning(
+                    &format!(
+                        "the CA of `{}` was taken from its API server on first use: {}",
+                        tenant.name, ca.fingerprint
+                    ),
+                    Some(&format!(
+                        "compare it with the platform team's (`kubectl -n {t} get secret {t}-ca -o jsonpath='{{.data.ca\\.crt}}' | base64 -d | openssl x509 -noout -fingerprint -sha256` on the management cluster) or pass `--ca-sha256` to refuse any other",
+                        t = tenant.name
+                    )),
+                );
+            }
+            let ca_data = base64::engine::general_purpose::STANDARD.encode(&ca.pem);
+            let tls_name = args.server.is_some().then_some(host.as_str());
+            Ok(yaml::body(&person(&tenant.name, &dial, tls_name, &ca_data, issuer, &args.scopes)))
+        }),
     };
     match read {
         Ok(text) => {
@@ -99,10 +130,17 @@ pub fn run(printer: &Printer, repo: &Path, args: &KubeconfigArgs) -> Result<Exit
                             message,
                         }
                         .to_string(),
-                        Some(&format!(
-                            "`kubeconfig` needs get on the Cluster `{t}` and on the Secret `{t}-kubeconfig` in the namespace `{t}`: the Role `{t}-admin` kaas-gitops renders for the tenant's `access.adminGroups` grants both",
-                            t = tenant.name
-                        )),
+                        Some(&if args.admin {
+                            format!(
+                                "`kubeconfig --admin` needs get on the Secret `{t}/{t}-kubeconfig`, which kaas-gitops grants no one: it is the tenant's admin certificate (break-glass for the platform team)",
+                                t = tenant.name
+                            )
+                        } else {
+                            format!(
+                                "`kubeconfig` needs get on the Cluster `{t}` in the namespace `{t}`: the Role `{t}-admin` kaas-gitops renders for the tenant's `access.adminGroups` grants it (bound to the groups with kaas.yaml's `spec.access.managementGroupsPrefix`)",
+                                t = tenant.name
+                            )
+                        }),
                     );
                     return Ok(ExitStatus::Error);
                 }
@@ -114,6 +152,19 @@ pub fn run(printer: &Printer, repo: &Path, args: &KubeconfigArgs) -> Result<Exit
             printer.error(&message, Some(&hint));
             Ok(ExitStatus::Error)
         }
+        Err(Problem::Tenant(e)) => {
+            let hint = match &e {
+                TenantError::Unreachable { .. } => "check that this machine reaches the tenant's endpoint (VPN, firewall), or reach it through a tunnel with `--server URL`".to_string(),
+                TenantError::NoClusterInfo { .. } | TenantError::BadClusterInfo { .. } => format!(
+                    "Kamaji writes `kube-public/cluster-info` once the control plane is up (`kaas-gitops status {}`); an API server that refuses anonymous requests (`--anonymous-auth=false`) cannot give it",
+                    tenant.name
+                ),
+                TenantError::NotProven { .. } => "the endpoint does not answer with the tenant's certificate: check the Cluster's `controlPlaneEndpoint` and what listens there (or what `--server` tunnels to)".to_string(),
+                TenantError::PinMismatch { .. } => "someone else may answer for the tenant API server, or the tenant's CA was rotated: ask the platform team for the current fingerprint".to_string(),
+            };
+            printer.error(&e.to_string(), Some(&hint));
+            Ok(ExitStatus::Error)
+        }
     }
 }
 
@@ -123,6 +174,8 @@ enum Problem {
     Cluster(ClusterError),
     /// It was read, and the tenant is not there (yet): the message and a hint.
     NotYet(String, String),
+    /// The tenant API server's CA could not be read or checked.
+    Tenant(TenantError),
 }
 
 impl From<ClusterError> for Problem {
@@ -193,7 +246,7 @@ fn kubeconfig_secret(cluster: &Cluster, tenant: &str) -> Result<Vec<u8>, Problem
     })
 }
 
-/// `https://host:port` of the tenant API server and its CA (base64 PEM, as kubeconfigs hold it).
+/// `https://host:port` of the tenant API server and its host (what its certificate names).
 fn endpoint(cluster: &Cluster, tenant: &str) -> Result<(String, String), Problem> {
     let Some(object) = cluster.get(CLUSTER, tenant, tenant)? else {
         return Err(Problem::NotYet(
@@ -212,32 +265,25 @@ fn endpoint(cluster: &Cluster, tenant: &str) -> Result<(String, String), Problem
             format!("the control plane is still coming up: `kaas-gitops status {tenant}`"),
         ));
     };
-    let host = if host.contains(':') {
+    let in_url = if host.contains(':') {
         format!("[{host}]")
     } else {
         host.to_string()
     };
-    let secret = kubeconfig_secret(cluster, tenant)?;
-    let ca = std::str::from_utf8(&secret)
-        .ok()
-        .and_then(|text| Kubeconfig::from_yaml(text).ok())
-        .and_then(|k| k.clusters.into_iter().next())
-        .and_then(|c| c.cluster)
-        .and_then(|c| c.certificate_authority_data);
-    let Some(ca) = ca else {
-        return Err(Problem::NotYet(
-            format!(
-                "the kubeconfig in the Secret `{tenant}/{tenant}-kubeconfig` names no `certificate-authority-data`"
-            ),
-            "the Kamaji control plane provider writes it; see its logs".into(),
-        ));
-    };
-    Ok((format!("https://{host}:{port}"), ca))
+    Ok((format!("https://{in_url}:{port}"), host.to_string()))
 }
 
-/// The kubeconfig for a person: the tenant's server and CA, and a user that gets its token from
-/// `kubectl oidc-login get-token` (int128/kubelogin) for `issuer`. Pure, for the tests.
-pub fn person(tenant: &str, server: &str, ca_data: &str, issuer: &OidcIssuer, scopes: &[String]) -> Node {
+/// The kubeconfig for a person: the tenant's server (with the name its certificate is checked
+/// for, when the server is a tunnel) and CA, and a user that gets its token from `kubectl
+/// oidc-login get-token` (int128/kubelogin) for `issuer`. Pure, for the tests.
+pub fn person(
+    tenant: &str,
+    server: &str,
+    tls_server_name: Option<&str>,
+    ca_data: &str,
+    issuer: &OidcIssuer,
+    scopes: &[String],
+) -> Node {
     let user = format!("{tenant}-{}", issuer.name);
     let mut args = vec![
         "oidc-login".to_string(),
@@ -257,7 +303,12 @@ pub fn person(tenant: &str, server: &str, ca_data: &str, issuer: &OidcIssuer, sc
         "kind" => "Config",
         "clusters" => vec![map! {
             "name" => tenant,
-            "cluster" => map! {"server" => server, "certificate-authority-data" => ca_data},
+            // client-go `tools/clientcmd/api/v1/types.go` `Cluster.TLSServerName`.
+            "cluster" => map! {
+                "server" => server,
+                "tls-server-name" => tls_server_name,
+                "certificate-authority-data" => ca_data,
+            },
         }],
         "users" => vec![map! {
             "name" => &user,

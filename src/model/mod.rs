@@ -9,6 +9,7 @@ use std::net::IpAddr;
 
 pub mod access;
 mod addons;
+pub mod api_skew;
 pub mod bootstrap_rbac;
 pub mod build;
 pub mod crd_assets;
@@ -269,6 +270,9 @@ pub struct Platform {
     pub management: ManagementReleases,
     /// The OIDC issuers of every tenant API server (`spec.access.oidcIssuers`), by name.
     pub oidc_issuers: Vec<access::OidcIssuer>,
+    /// What the management cluster's authenticator puts before group names
+    /// (`spec.access.managementGroupsPrefix`, `""` when not set).
+    pub management_groups_prefix: String,
     /// The Cluster API feature gates the management cluster runs with
     /// (`spec.clusterApi.featureGates`), when the platform declares them.
     pub feature_gates: Option<BTreeMap<String, bool>>,

@@ -19,7 +19,7 @@ use crate::{map, seq};
 /// Everything under `overlays/tenants/<name>/`.
 pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     let mut out = vec![namespace(t)];
-    out.extend(access(t));
+    out.extend(access(p, t));
     if t.dedicated_etcd().is_some() {
         out.push(etcd_release(p, images, t));
     }
@@ -59,9 +59,14 @@ fn namespace(t: &Tenant) -> Object {
     }
 }
 
-/// A Role reading only the tenant's `Cluster` and `<name>-kubeconfig` Secret, bound to the
-/// admin groups.
-fn access(t: &Tenant) -> Vec<Object> {
+/// A Role reading only the tenant's `Cluster` (the endpoint `kaas-gitops kubeconfig` names),
+/// bound to the admin groups as the management cluster names them. Not the `<name>-kubeconfig`
+/// Secret: its `value` is Kamaji's kubeadm `admin.conf`, a client certificate in
+/// `kubeadm:cluster-admins` that cannot be revoked (Kamaji control plane provider v0.20.0
+/// `controllers/kamajicontrolplane_controller_resources.go` copies it; Kamaji 26.8.2
+/// `internal/resources/kubeconfig.go` makes it); `kubeconfig` takes the CA from the tenant's
+/// `cluster-info` instead (`cluster::tenant`).
+fn access(p: &Platform, t: &Tenant) -> Vec<Object> {
     if t.admin_groups.is_empty() {
         return Vec::new();
     }
@@ -77,18 +82,12 @@ fn access(t: &Tenant) -> Vec<Object> {
                 "resourceNames" => seq![&t.name],
                 "verbs" => seq!["get", "watch"],
             },
-            map! {
-                "apiGroups" => seq![""],
-                "resources" => seq!["secrets"],
-                "resourceNames" => seq![format!("{}-kubeconfig", t.name)],
-                "verbs" => seq!["get"],
-            },
         ],
     };
     let subjects: Vec<Node> = t
         .admin_groups
         .iter()
-        .map(|g| map! {"apiGroup" => "rbac.authorization.k8s.io", "kind" => "Group", "name" => g})
+        .map(|g| map! {"apiGroup" => "rbac.authorization.k8s.io", "kind" => "Group", "name" => format!("{}{g}", p.management_groups_prefix)})
         .collect();
     let binding = map! {
         "apiVersion" => "rbac.authorization.k8s.io/v1",

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::provider_releases::{
-    BOOTSTRAP, CORE, Release, Series, contract_str, kamaji_provider_core, known_releases, lookup, semver,
+    Release, Series, contract_str, kamaji_provider_core, known_releases, lookup, semver,
 };
 use crate::model::{Contract, Platform};
 use crate::validate::{Check, Finding, Fleet, Manifest, error, warning};
@@ -63,7 +63,7 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
             out.extend(against_platform(i, p.contract));
         }
     }
-    out.extend(served_versions(fleet, &installed, platform));
+    out.extend(served_versions(fleet, &installed));
     out.extend(kubeadm_reads_control_plane(fleet, &installed, platform));
     out.extend(core_older_than_kamaji_needs(&installed, platform));
     out
@@ -93,9 +93,9 @@ fn against_platform(i: &Installed<'_>, platform: Contract) -> Option<Finding> {
     })
 }
 
-/// Objects whose API version the installed (or, without one, the platform's) release does not
-/// serve. Reported once per apiVersion and kind, at the first object.
-fn served_versions(fleet: &Fleet, installed: &[Installed<'_>], platform: Option<&Platform>) -> Vec<Finding> {
+/// Objects whose API version the installed release does not serve. Reported once per apiVersion
+/// and kind, at the first object.
+fn served_versions(fleet: &Fleet, installed: &[Installed<'_>]) -> Vec<Finding> {
     let mut first: BTreeMap<(&str, &str), (&Manifest, usize)> = BTreeMap::new();
     let mut reasons: BTreeMap<(&str, &str), String> = BTreeMap::new();
     for o in fleet.rendered() {
@@ -112,20 +112,9 @@ fn served_versions(fleet: &Fleet, installed: &[Installed<'_>], platform: Option<
                 o.version()
             ),
             Some(_) => continue,
-            None => match platform {
-                // Without a core provider object, kaas.yaml's contract says what Cluster API serves.
-                Some(p)
-                    if p.contract == Contract::V1beta1
-                        && [CORE, BOOTSTRAP].contains(&o.group())
-                        && o.version() == "v1beta2" =>
-                {
-                    format!(
-                        "`{}/v1beta2` needs Cluster API v1.11+, but kaas.yaml `spec.clusterApi.contract` is v1beta1",
-                        o.group()
-                    )
-                }
-                _ => continue,
-            },
+            // Without a provider object of the fleet, nothing is known to serve or not serve it
+            // (kaas.yaml's contract is always v1beta2: `model::build::compatibility`).
+            None => continue,
         };
         let key = (o.api_version.as_str(), o.kind.as_str());
         first.entry(key).or_insert((o, 0)).1 += 1;

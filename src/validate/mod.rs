@@ -222,6 +222,15 @@ pub fn run(repo: &Path, options: &Options) -> Result<Report> {
     report.findings.extend(validators.findings());
     report.findings.extend(checked.into_iter().flatten());
     report.notes = validators.notes();
+    // The Kamaji/provider pair: a note, not a finding (nothing in the fleet is wrong; the
+    // recommended pair has it).
+    if let Some(p) = &platform
+        && let Some(tag) = &p.kamaji_image.tag
+    {
+        report
+            .notes
+            .extend(crate::model::api_skew::note(&p.cp_provider_version, tag));
+    }
     lap(&mut report, "schemas");
 
     report.findings.extend(refs::check(&fleet, platform.as_ref()));

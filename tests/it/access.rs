@@ -6,7 +6,9 @@ use std::ffi::OsStr;
 
 use serde_json::{Value, json};
 
-use crate::common::{Repo, loopback_server, management_kubeconfig};
+use base64::Engine as _;
+
+use crate::common::{Repo, loopback_server, loopback_server_with, management_kubeconfig};
 
 const ISSUER: &str = "https://login.example.com/realms/corp";
 
@@ -393,16 +395,108 @@ fn groups_become_bindings_inside_the_tenant_and_a_removed_group_is_pruned() {
     assert!(!repo.read("overlays/tenants/acme/kustomization.yaml").contains("access"));
 }
 
+/// A tenant CA and a serving certificate it signed for the example's endpoint host 10.0.4.10
+/// (openssl), in `dir`: (CA PEM file, certificate, key).
+fn tenant_pki(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let script = r#"set -e
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.crt -days 2 \
+  -subj /CN=kubernetes -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key -out srv.csr -subj /CN=kube-apiserver 2>/dev/null
+printf 'subjectAltName=IP:10.0.4.10\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' > ext
+openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out srv.crt -days 2 -extfile ext 2>/dev/null
+"#;
+    let run = std::process::Command::new("bash")
+        .args(["-c", script])
+        .current_dir(&d)
+        .output()
+        .expect("bash runs");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    (d.join("ca.crt"), d.join("srv.crt"), d.join("srv.key"))
+}
+
+/// `openssl x509 -noout -fingerprint -sha256` of a PEM file: `sha256 Fingerprint=AB:CD:...`.
+fn openssl_fingerprint(pem: &std::path::Path) -> String {
+    let out = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
+        .arg(pem)
+        .output()
+        .expect("openssl runs");
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.trim().rsplit('=').next().unwrap().to_string()
+}
+
+/// A tenant API server on loopback over TLS (`cert`, `key`) whose `cluster-info` names `ca`.
+fn tenant_api(ca: &std::path::Path, cert: &std::path::Path, key: &std::path::Path) -> (std::process::Child, u16) {
+    let tls = format!("{}:{}", cert.display(), key.display());
+    loopback_server_with(
+        "tenant_api.py",
+        &[ca.as_os_str().to_owned()],
+        &[("LOOPBACK_TLS", OsStr::new(&tls))],
+    )
+}
+
 #[test]
-fn kubeconfig_prints_an_exec_login_for_the_tenants_issuer_and_no_secret() {
+fn the_management_role_reads_the_cluster_only_and_binds_the_groups_as_the_management_cluster_names_them() {
+    let repo = rendered();
+    let role = repo.object("overlays/tenants/acme/role-acme-admin.yaml");
+    assert_eq!(
+        role["rules"],
+        json!([{"apiGroups": ["cluster.x-k8s.io"], "resources": ["clusters"], "resourceNames": ["acme"], "verbs": ["get", "watch"]}])
+    );
+    let subjects = |repo: &Repo| repo.object("overlays/tenants/acme/rolebinding-acme-admin.yaml")["subjects"].clone();
+    assert_eq!(
+        subjects(&repo),
+        json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "acme-admins"}])
+    );
+    repo.replace(
+        "kaas.yaml",
+        "    # managementGroupsPrefix: \"corp:\"",
+        "    managementGroupsPrefix: \"corp:\"",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        subjects(&repo),
+        json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "corp:acme-admins"}])
+    );
+    repo.replace(
+        "kaas.yaml",
+        "managementGroupsPrefix: \"corp:\"",
+        "managementGroupsPrefix: \"system:\"",
+    );
+    let at = location(&repo, "kaas.yaml", "managementGroupsPrefix:", "\"");
+    let err = repo.assert_render_refused(&at, "the prefix `system:` starts with `system:`");
+    assert!(err.contains("spec.access.managementGroupsPrefix"), "{err}");
+}
+
+#[test]
+fn kubeconfig_takes_the_ca_from_the_tenant_checks_it_and_prints_an_exec_login_and_no_secret() {
     let repo = Repo::example();
-    let ca = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJ0ZXN0Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
-    let (_server, port) = loopback_server("management_api.py", &[ca.into()]);
     let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = tenant_pki(dir.path(), "tenant");
+    let (_tenant, tenant_port) = tenant_api(&ca, &cert, &key);
+    // The management cluster's Secret holds another CA: the kubeconfig must not take it.
+    let (_server, port) = loopback_server("management_api.py", &["U0VDUkVU".into()]);
     let config = management_kubeconfig(dir.path(), port);
     let config = config.to_str().unwrap();
+    let tunnel = format!("https://127.0.0.1:{tenant_port}");
+    let ca_data = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&ca).unwrap());
+    let fingerprint = openssl_fingerprint(&ca);
 
-    let run = repo.run(&["kubeconfig", "acme", "--kubeconfig", config, "--scope", "groups"]);
+    // The Cluster's endpoint (10.0.4.10) is not routed here: `--server` tunnels to it, and the
+    // certificate is checked for the endpoint's host.
+    let run = repo.run(&[
+        "kubeconfig",
+        "acme",
+        "--kubeconfig",
+        config,
+        "--scope",
+        "groups",
+        "--server",
+        &tunnel,
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let kubeconfig: Value = serde_saphyr::from_str(&run.stdout).expect("YAML");
     assert_eq!(
@@ -410,7 +504,7 @@ fn kubeconfig_prints_an_exec_login_for_the_tenants_issuer_and_no_secret() {
         json!({
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "acme", "cluster": {"server": "https://10.0.4.10:6443", "certificate-authority-data": ca}}],
+            "clusters": [{"name": "acme", "cluster": {"server": tunnel, "tls-server-name": "10.0.4.10", "certificate-authority-data": ca_data}}],
             "users": [{"name": "acme-corp", "user": {"exec": {
                 "apiVersion": "client.authentication.k8s.io/v1",
                 "command": "kubectl",
@@ -423,13 +517,71 @@ fn kubeconfig_prints_an_exec_login_for_the_tenants_issuer_and_no_secret() {
             "current-context": "acme",
         })
     );
-    // The admin's certificate and key stay in the Secret.
+    assert!(!run.stdout.contains("client-key-data"), "{}", run.stdout);
+    // Trusted on first use: said, with the fingerprint to compare (openssl's, without colons).
+    let hex = fingerprint.replace(':', "").to_lowercase();
     assert!(
-        !run.stdout.contains("client-key-data") && !run.stdout.contains("a2V5"),
+        run.stderr.starts_with(&format!(
+            "warning: the CA of `acme` was taken from its API server on first use: sha256:{hex}"
+        )),
         "{}",
-        run.stdout
+        run.stderr
     );
-    assert_eq!(run.stderr, "", "no warning for a person's kubeconfig");
+    assert!(run.stderr.contains("--ca-sha256"), "{}", run.stderr);
+
+    // Pinned as openssl prints it: no warning.
+    let pinned = ["--ca-sha256", fingerprint.as_str()];
+    let run = repo.run(
+        &[
+            &["kubeconfig", "acme", "--kubeconfig", config, "--server", &tunnel][..],
+            &pinned,
+        ]
+        .concat(),
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{}", run.stderr);
+
+    // Another pin: refused, nothing printed.
+    let other = format!("sha256:{}", "0".repeat(64));
+    let run = repo.run(&[
+        "kubeconfig",
+        "acme",
+        "--kubeconfig",
+        config,
+        "--server",
+        &tunnel,
+        "--ca-sha256",
+        &other,
+    ]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "error: the tenant API server's CA has the fingerprint sha256:{hex}, not {other}"
+        )),
+        "{}",
+        run.stderr
+    );
+    let run = repo.run(&["kubeconfig", "acme", "--kubeconfig", config, "--ca-sha256", "abc"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`--ca-sha256 abc` is not a SHA-256 fingerprint"),
+        "{}",
+        run.stderr
+    );
+
+    // A server whose certificate another CA signed, naming the tenant's CA in its cluster-info:
+    // the second request, which trusts only that CA, fails.
+    let (_, rogue_cert, rogue_key) = tenant_pki(dir.path(), "rogue");
+    let (_rogue, rogue_port) = tenant_api(&ca, &rogue_cert, &rogue_key);
+    let rogue = format!("https://127.0.0.1:{rogue_port}");
+    let run = repo.run(&["kubeconfig", "acme", "--kubeconfig", config, "--server", &rogue]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "error: the tenant API server at {rogue} does not prove itself with the CA its cluster-info names, for the name `10.0.4.10`"
+        )),
+        "{}",
+        run.stderr
+    );
 
     // --admin: the Secret's kubeconfig as it is, and a warning.
     let run = repo.run(&["kubeconfig", "acme", "--admin", "--kubeconfig", config]);
@@ -495,6 +647,16 @@ fn kubeconfig_errors_are_one_message_each_with_its_exit_code() {
         "{}",
         r.stderr
     );
+    // The tenant API server's: exit 2, with the way around it.
+    let r = run(&["acme", "--server", "https://127.0.0.1:9"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("error: cannot reach the tenant API server at https://127.0.0.1:9: "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("`--server URL`"), "{}", r.stderr);
     let unreachable = management_kubeconfig(dir.path(), 9);
     let r = repo.run(&["kubeconfig", "acme", "--kubeconfig", unreachable.to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -507,7 +669,7 @@ fn kubeconfig_errors_are_one_message_each_with_its_exit_code() {
     // Without an issuer there is nothing to log in with: said, with the way out.
     repo.replace(
         "kaas.yaml",
-        "  access:\n    oidcIssuers:\n      - name: corp\n        issuerURL: https://login.example.com/realms/corp\n        clientID: kubernetes\n        username: {claim: email, prefix: \"corp:\"}\n        groups: {claim: groups, prefix: \"corp:\"}\n",
+        "  access:\n    # managementGroupsPrefix: \"corp:\"   # what the management cluster's authenticator puts before\n    #                                   # group names: Role <tenant>-admin is bound with it\n    oidcIssuers:\n      - name: corp\n        issuerURL: https://login.example.com/realms/corp\n        clientID: kubernetes\n        username: {claim: email, prefix: \"corp:\"}\n        groups: {claim: groups, prefix: \"corp:\"}\n",
         "",
     );
     let r = run(&["acme"]);

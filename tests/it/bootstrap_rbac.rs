@@ -64,14 +64,4 @@ fn an_older_cluster_api_core_gets_no_grant_and_the_next_render_deletes_it() {
             .read("overlays/platform/kustomization.yaml")
             .contains("kamaji-reader")
     );
-
-    // A v1beta1 management cluster on Cluster API v1.10 with the v1beta1 provider lines (CAPMOX
-    // speaks v1beta2 from v0.8 on).
-    repo.replace("kaas.yaml", "    coreVersion: v1.13.2\n", "    coreVersion: v1.10.4\n");
-    repo.replace("kaas.yaml", "contract: v1beta2", "contract: v1beta1");
-    repo.replace("kaas.yaml", "version: v0.20.0", "version: v0.19.2");
-    repo.replace("kaas.yaml", "proxmox: v0.9.0", "proxmox: v0.7.0");
-    let run = repo.run(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!repo.path().join(BINDING).exists());
 }

@@ -86,28 +86,42 @@ fn a_core_of_another_contract_is_refused_naming_the_releases_of_each() {
         "error: Cluster API v1.10.4 speaks contract v1beta1, but `spec.clusterApi.contract` is v1beta2 (release table: cluster-api v1.0-v1.10 speaks v1beta1, from its metadata.yaml)",
     );
     assert!(
-        stderr.contains("= hint: set `coreVersion` to a release of the v1beta2 contract, or `contract: v1beta1`; known core releases: v1.0-v1.10 (v1beta1), v1.11-v1.14 (v1beta2)"),
+        stderr.contains("= hint: set `coreVersion` to a release of the v1beta2 contract; known core releases: v1.0-v1.10 (v1beta1), v1.11-v1.14 (v1beta2)"),
         "{stderr}"
     );
 }
 
 #[test]
-fn the_v1beta1_provider_line_needs_only_a_v1beta1_core_and_an_older_one_is_refused() {
-    // v0.19.0 was built against Cluster API v1.11.6 but uses only its v1beta1 API: v1.10 runs it.
+fn a_v1beta1_management_cluster_is_refused_at_the_contract_alone() {
+    // kaas-gitops renders `cluster.x-k8s.io/v1beta2` and KamajiControlPlane v1alpha2: a v1beta1
+    // core (v1.10) serves neither, and the provider serves v1alpha2 only from v0.20.0. One error,
+    // at `contract`, not one per provider row.
     let repo = with_core("v1.10.4");
     repo.replace("kaas.yaml", "contract: v1beta2", "contract: v1beta1");
     repo.replace("kaas.yaml", "version: v0.20.0", "version: v0.19.0");
     repo.replace("kaas.yaml", "proxmox: v0.9.0", "proxmox: v0.7.0");
-    let run = repo.run(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-
-    repo.replace("kaas.yaml", "coreVersion: v1.10.4", "coreVersion: v1.8.0");
     let stderr = repo.assert_render_refused(
-        &at(&repo, "kaas.yaml", "coreVersion: v1.8.0"),
-        "error: Cluster API v1.8.0 is older than the Kamaji control plane provider v0.19.0 needs: v1.10 or newer (release table: provider v0.19.0 was built against `sigs.k8s.io/cluster-api` v1.11.6 in its go.mod, of which it uses only the v1beta1 API, served from v1.10)",
+        &at(&repo, "kaas.yaml", "contract: v1beta1"),
+        "error: a v1beta1 management cluster cannot run a kaas-gitops fleet: kaas-gitops renders `cluster.x-k8s.io/v1beta2` Clusters and MachineDeployments, which Cluster API serves from v1.11 (the v1beta2 contract), and `controlplane.cluster.x-k8s.io/v1alpha2` KamajiControlPlanes, which the Kamaji control plane provider serves from v0.20.0, a v1beta2-contract release",
     );
     assert!(
-        stderr.contains("or `controlPlaneProvider.version` to v0.14.2 (the newest release that runs on v1.8)"),
+        stderr.contains("= hint: write `contract: v1beta2` (the default) with a `coreVersion` of v1.13 or newer"),
         "{stderr}"
     );
+    assert!(stderr.contains("error: 1 problem(s) found"), "{stderr}");
+}
+
+#[test]
+fn a_kamaji_provider_before_v1alpha2_is_refused_at_its_version() {
+    let repo = Repo::example();
+    repo.replace("kaas.yaml", "version: v0.20.0", "version: v0.19.0");
+    let stderr = repo.assert_render_refused(
+        &at(&repo, "kaas.yaml", "version: v0.19.0"),
+        "error: the Kamaji control plane provider v0.19.0 serves v1alpha1 of `controlplane.cluster.x-k8s.io`, but kaas-gitops renders KamajiControlPlane v1alpha2 (release table: kamaji v0.1-v0.19 speaks v1beta1, from its metadata.yaml)",
+    );
+    assert!(
+        stderr.contains("= field: `spec.clusterApi.controlPlaneProvider.version`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("= hint: use v0.20.0 or newer"), "{stderr}");
 }

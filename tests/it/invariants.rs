@@ -608,12 +608,13 @@ fn names_kaas_gitops_gives_resolve_to_what_it_renders() {
                     "Role" => {
                         for rule in o["rules"].as_array().unwrap() {
                             let names = rule["resourceNames"].as_array().cloned().unwrap_or_default();
-                            let want = match rule["resources"][0].as_str().unwrap() {
-                                "clusters" => name.to_string(),
-                                "secrets" => format!("{name}-kubeconfig"),
+                            // Its Cluster only: never a Secret (`<cluster>-kubeconfig` is the
+                            // tenant's unrevocable admin certificate; issue 41 item 5).
+                            match rule["resources"][0].as_str().unwrap() {
+                                "clusters" => assert_eq!(names, vec![json!(name)], "{at}"),
                                 other => panic!("{at}: a Role rule for {other}"),
-                            };
-                            assert_eq!(names, vec![json!(want)], "{at}");
+                            }
+                            assert_eq!(rule["verbs"], json!(["get", "watch"]), "{at}");
                         }
                     }
                     "CronJob" => {

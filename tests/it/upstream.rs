@@ -245,8 +245,8 @@ fn kube_apiserver_flags_removed_in_1_33_are_refused_at_their_line() {
         "tenants/acme.yaml",
         |t| {
             t.replace(
-                r#"extraArgs: ["--audit-log-maxage=30"]"#,
-                r#"extraArgs: ["--audit-log-maxage=30", "--cloud-provider=external"]"#,
+                r#"extraArgs: ["--profiling=false"]"#,
+                r#"extraArgs: ["--profiling=false", "--cloud-provider=external"]"#,
             )
         },
         "tenants/acme.yaml:18:",

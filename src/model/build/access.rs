@@ -32,6 +32,28 @@ pub fn platform(src: &Source, access: Option<&raw::PlatformAccess>, errs: &mut V
     out
 }
 
+/// `spec.access.managementGroupsPrefix`: what the management cluster's authenticator puts before
+/// group names, for the Role `<tenant>-admin`'s binding there; `""` when not set.
+pub fn management_groups_prefix(
+    src: &Source,
+    access: Option<&raw::PlatformAccess>,
+    errs: &mut Vec<Diagnostic>,
+) -> String {
+    let prefix = access
+        .and_then(|a| a.management_groups_prefix.clone())
+        .unwrap_or_default();
+    if prefix.starts_with("system:") {
+        errs.push(
+            src.error(
+                "spec.access.managementGroupsPrefix",
+                format!("the prefix `{prefix}` starts with `system:`"),
+            )
+            .with_hint("`system:` names are Kubernetes' own (`system:masters` is cluster-admin); write the prefix the management cluster's authenticator gives the groups, e.g. `corp:`"),
+        );
+    }
+    prefix
+}
+
 /// A tenant's issuers: the platform's, each overridden by the tenant entry of the same name,
 /// then the tenant's own; sorted by name. The tenant's extra API server flags must not
 /// configure authentication themselves when issuers are rendered; its groups are checked too.

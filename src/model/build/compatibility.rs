@@ -3,9 +3,14 @@
 //! `spec.clusterApi.contract`, and the core must be at least the one the Kamaji provider was
 //! built against. Each refusal is at the field that breaks the table and names the row.
 //!
-//! Only what cannot run is refused here. A v1beta1-contract provider on a v1beta2 core runs
-//! (Cluster API v1.11+ still serves it, deprecated): `validate` warns about it at the rendered
-//! provider object.
+//! Only what cannot run is refused here. A v1beta1-contract infrastructure provider on a v1beta2
+//! core runs (Cluster API v1.11+ still serves it, deprecated): `validate` warns about it at the
+//! rendered provider object. What can never run is `contract: v1beta1` itself and a Kamaji
+//! provider before v0.20: kaas-gitops renders `cluster.x-k8s.io/v1beta2` objects and
+//! `controlplane.cluster.x-k8s.io/v1alpha2` KamajiControlPlanes (`render::objects`), which
+//! Cluster API serves from v1.11 and the Kamaji provider from v0.20.0 (its `config/metadata.yaml`
+//! and `api/v1alpha2/` at v0.20.0); v0.20.0 was built against Cluster API v1.13 (its go.mod), so
+//! a working fleet needs `contract: v1beta2` with a v1.13 or newer core.
 
 use crate::diagnostics::Diagnostic;
 use crate::model::Contract;
@@ -15,12 +20,28 @@ use crate::model::provider_releases::{
 use crate::spec::raw::PlatformSpec;
 use crate::spec::source::Source;
 
+const CONTRACT_FIELD: &str = "spec.clusterApi.contract";
 const CORE_FIELD: &str = "spec.clusterApi.coreVersion";
 const CP_FIELD: &str = "spec.clusterApi.controlPlaneProvider.version";
+/// The KamajiControlPlane API version kaas-gitops renders (`render::objects::controlplane`).
+const KCP_VERSION: &str = "v1alpha2";
 
 /// Every incompatibility of `spec.clusterApi` with `contract` and the core release `core`
 /// (`coreVersion`, defaults applied).
 pub(crate) fn errors(src: &Source, spec: &PlatformSpec, contract: Contract, core: &str) -> Vec<Diagnostic> {
+    if contract == Contract::V1beta1 {
+        // The one cause worth reading: every row below would fail against it too.
+        return vec![
+            src.error(
+                CONTRACT_FIELD,
+                "a v1beta1 management cluster cannot run a kaas-gitops fleet: kaas-gitops renders `cluster.x-k8s.io/v1beta2` Clusters and MachineDeployments, which Cluster API serves from v1.11 (the v1beta2 contract), and `controlplane.cluster.x-k8s.io/v1alpha2` KamajiControlPlanes, which the Kamaji control plane provider serves from v0.20.0, a v1beta2-contract release",
+            )
+            .with_hint(format!(
+                "write `contract: v1beta2` (the default) with a `coreVersion` of v1.13 or newer (the release the Kamaji provider v0.20.0 was built against); known core releases: {}",
+                known_releases("CoreProvider", "cluster-api")
+            )),
+        ];
+    }
     let mut out = Vec::new();
     let core_speaks = match lookup("CoreProvider", "cluster-api", core) {
         Release::Known(s) => Some(s),
@@ -40,9 +61,8 @@ pub(crate) fn errors(src: &Source, spec: &PlatformSpec, contract: Contract, core
                 ),
             )
             .with_hint(format!(
-                "set `coreVersion` to a release of the {} contract, or `contract: {}`; known core releases: {}",
+                "set `coreVersion` to a release of the {} contract; known core releases: {}",
                 contract_str(contract),
-                contract_str(s.contract),
                 known_releases("CoreProvider", "cluster-api")
             )),
         );
@@ -98,9 +118,10 @@ pub(crate) fn errors(src: &Source, spec: &PlatformSpec, contract: Contract, core
     out
 }
 
-/// A provider release against the platform's contract: an error when it speaks v1beta2 on a
-/// v1beta1 core (it needs APIs that core does not serve). Returns whether it speaks `contract`
-/// (`true` for a release the table does not know: nothing is known against it).
+/// A provider release against the platform's contract (always v1beta2 here): a Kamaji provider
+/// that does not serve the KamajiControlPlane version kaas-gitops renders is an error. Returns
+/// whether it speaks `contract` (`true` for a release the table does not know: nothing is known
+/// against it).
 fn provider(
     src: &Source,
     field: &str,
@@ -113,20 +134,22 @@ fn provider(
     let Release::Known(s) = lookup(kind, name, version) else {
         return true;
     };
-    if s.contract == Contract::V1beta2 && contract == Contract::V1beta1 {
+    if kind == "ControlPlaneProvider" && !s.versions.contains(&KCP_VERSION) {
         out.push(
             src.error(
                 field,
                 format!(
-                    "`{name}` {version} speaks Cluster API contract v1beta2, but `spec.clusterApi.contract` is v1beta1 (release table: {})",
+                    "the Kamaji control plane provider {version} serves {} of `controlplane.cluster.x-k8s.io`, but kaas-gitops renders KamajiControlPlane {KCP_VERSION} (release table: {})",
+                    s.versions.join(", "),
                     row(s)
                 ),
             )
             .with_hint(format!(
-                "use a `{name}` release of the v1beta1 contract, or move the management cluster to `contract: v1beta2` with a v1.11+ `coreVersion`; known `{name}` releases: {}",
+                "use v0.20.0 or newer; known `{name}` releases: {}",
                 known_releases(kind, name)
             )),
         );
+        return false;
     }
     s.contract == contract
 }

@@ -312,6 +312,8 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     kubernetes_releases.sort_unstable();
     kubernetes_releases.dedup();
     let oidc_issuers = crate::model::build::access::platform(src, spec.access.as_ref(), &mut errs);
+    let management_groups_prefix =
+        crate::model::build::access::management_groups_prefix(src, spec.access.as_ref(), &mut errs);
 
     if !errs.is_empty() {
         return Err(errs);
@@ -366,6 +368,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         backups,
         management,
         oidc_issuers,
+        management_groups_prefix,
         feature_gates: spec.cluster_api.feature_gates.clone(),
     };
     let gates = super::feature_gates::errors(src, spec.cluster_api.feature_gates.as_ref(), &platform);

@@ -13,6 +13,11 @@ pub struct PlatformAccess {
     /// one (same `name`) or add its own in its `spec.access.oidcIssuers`.
     #[serde(default)]
     pub oidc_issuers: Vec<OidcIssuer>,
+    /// The prefix the management cluster's own authenticator puts on group names (its
+    /// `--oidc-groups-prefix` or `claimMappings.groups.prefix`, e.g. `corp:`): the Role
+    /// `<tenant>-admin` in each tenant's namespace is bound to the tenant's `adminGroups` with it.
+    /// Default: none, the group names as written.
+    pub management_groups_prefix: Option<String>,
 }
 
 /// One OIDC issuer. In kaas.yaml `issuerURL` and `clientID` are required; in a tenant file an

@@ -852,10 +852,11 @@ pub struct EtcdJobs {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClusterApi {
-    /// The Cluster API contract of the management cluster (default `v1beta2`).
+    /// The Cluster API contract of the management cluster: `v1beta2` (the default; `v1beta1` is
+    /// refused, since kaas-gitops renders v1beta2 objects).
     pub contract: Option<Contract>,
     /// The Cluster API release on the management cluster (core and kubeadm bootstrap), whose
-    /// CRDs `validate` checks against (default: `v1.14.0` for `v1beta2`, `v1.10.4` for `v1beta1`).
+    /// CRDs `validate` checks against (default `v1.14.0`).
     pub core_version: Option<String>,
     /// The cluster-api-operator release on the management cluster, whose `*Provider` CRDs
     /// `validate` checks against (default `v0.28.0`).
@@ -890,7 +891,8 @@ pub struct ClusterApi {
 pub enum Contract {
     /// Cluster API v1.11 and newer (default).
     V1beta2,
-    /// Older management clusters.
+    /// Cluster API v1.10 and older: refused (kaas-gitops renders v1beta2 objects), parsed to
+    /// say so at the field.
     V1beta1,
 }
 

@@ -694,6 +694,7 @@ def tenant_control_plane_serves(e):
         return fails + [f"{TENANT}-kubeconfig does not reach the tenant API server: {r.stderr.strip()[:400]}"]
     print(f"  {TENANT}-kubeconfig ({server}) reaches the tenant API server: {json.loads(r.stdout)['gitVersion']}", flush=True)
     e.kamaji_state["tenant"] = ["kubectl", "--kubeconfig", path, "--server", f"https://127.0.0.1:{port}", "--tls-server-name", host]
+    e.kamaji_state["tenant_port"] = port
     return fails
 
 
@@ -721,6 +722,55 @@ def kubelet_config_cluster_dns(e):
                 f"{svc['spec'].get('clusterIP')}: kubelets joining this tenant give Pods no cluster DNS (issue 41 finding 1: "
                 "the KamajiControlPlane must render addons.coreDNS.dnsServiceIPs)"]
     return []
+
+
+def person_kubeconfig(e):
+    """Issue 41 item 5 on the real pair: a member of the tenant's admin group, with only the rights
+    the rendered Role `acme-admin` gives it on the management cluster, cannot read the tenant's
+    admin certificate (`acme-kubeconfig`), yet `kaas-gitops kubeconfig` gives it a kubeconfig
+    whose CA is the tenant's (Kamaji's `acme-ca`): read from the tenant API server's
+    `kube-public/cluster-info`, which Kamaji writes (internal/kubeadm/bootstraptoken.go)."""
+    bed, f = e.kamaji_bed, e.kamaji_state["fleet"]
+    c, fails = bed.c, []
+    port = e.kamaji_state["tenant_port"]
+    person = c.client_kubeconfig("jane", f"/O={TENANT}-admins/CN=jane@example.com")
+    r = c.kubectl("--kubeconfig", person, "get", "-n", TENANT, "secret", f"{TENANT}-kubeconfig", check=False)
+    if r.returncode == 0 or "forbidden" not in r.stderr:
+        fails.append(f"a member of {TENANT}-admins could read Secret {TENANT}-kubeconfig (the tenant's admin certificate): "
+                     f"rc {r.returncode} {r.stderr.strip()[:300]}")
+    else:
+        print(f"  as jane ({TENANT}-admins): get secret {TENANT}-kubeconfig refused: {r.stderr.strip()[:160]}", flush=True)
+    ca_secret = c.get("-n", TENANT, "secret", f"{TENANT}-ca")
+    ca_pem = base64.b64decode(ca_secret["data"]["ca.crt"])
+    ca_file = os.path.join(bed.work, f"{TENANT}-ca.crt")
+    open(ca_file, "wb").write(ca_pem)
+    fp = subprocess.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in", ca_file],
+                        capture_output=True, text=True, check=True).stdout.strip().rsplit("=", 1)[1]
+    tunnel = f"https://127.0.0.1:{port}"
+    standin(f"the route to the tenant's endpoint: `kaas-gitops kubeconfig --server {tunnel}` (a tunnel, as through a bastion)")
+    for pin in (None, fp):
+        args = ["kubeconfig", TENANT, "--kubeconfig", person, "--server", tunnel] + (["--ca-sha256", pin] if pin else [])
+        r = f.kaas_gitops(*args, check=False)
+        if r.returncode != 0:
+            fails.append(f"kaas-gitops {' '.join(args)} exited {r.returncode}: {r.stderr.strip()[:600]}")
+            continue
+        cfg = yaml_docs(r.stdout)[0]
+        cluster = cfg["clusters"][0]["cluster"]
+        if base64.b64decode(cluster["certificate-authority-data"]) != ca_pem:
+            fails.append(f"the kubeconfig's CA is not the tenant's ({TENANT}-ca ca.crt)")
+        users = json.dumps(cfg["users"])
+        if "client-key-data" in users or "token" in users:
+            fails.append(f"the person's kubeconfig holds a credential: {users[:300]}")
+        want_warning = pin is None
+        warned = "taken from its API server on first use: sha256:" + fp.replace(":", "").lower() in r.stderr
+        if warned != want_warning:
+            fails.append(f"--ca-sha256 {pin}: stderr {r.stderr.strip()[:300]!r}")
+        print(f"  kaas-gitops kubeconfig {TENANT} as jane{' --ca-sha256 ' + pin[:11] + '...' if pin else ''}: CA = {TENANT}-ca "
+              f"(sha256 {fp[:11]}...), server {cluster['server']}, tls-server-name {cluster.get('tls-server-name')}", flush=True)
+    r = f.kaas_gitops("kubeconfig", TENANT, "--kubeconfig", person, "--server", tunnel, "--ca-sha256", "00" * 32, check=False)
+    if r.returncode != 2 or "not sha256:" + "00" * 32 not in r.stderr:
+        fails.append(f"a wrong --ca-sha256 was not refused with exit 2: {r.returncode} {r.stderr.strip()[:300]}")
+    return fails
 
 
 def rbac_held(e):
@@ -759,6 +809,11 @@ def run(e, r):
                   kubelet_config_cluster_dns, e)
         else:
             r.not_run("kamaji: the tenant's kubelet-config clusterDNS", "the tenant API server did not serve")
+        if serves:
+            r.run("kamaji: a tenant admin cannot read the admin certificate, and `kaas-gitops kubeconfig` gives them the "
+                  "tenant's CA from its cluster-info (issue 41 item 5)", person_kubeconfig, e)
+        else:
+            r.not_run("kamaji: a tenant admin's kubeconfig", "the tenant API server did not serve")
         if getattr(e, "kamaji_bed", None) is not None:
             r.run("kamaji: Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request refused",
                   rbac_held, e)
