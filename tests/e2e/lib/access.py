@@ -5,7 +5,7 @@ KamajiControlPlane), and authorizes with RBAC; the tenant's rendered ClusterRole
 (`overlays/tenants/<t>/access/`) are applied to it. An OIDC issuer on loopback (discovery
 document and JWKS over https, RS256 tokens signed with openssl) stands in for the company's IdP,
 the one part that cannot run here. The same API server plays the management cluster for
-`kaas-gitops kubeconfig` (the tenant's Cluster and `<tenant>-kubeconfig` Secret), and kubectl
+`kaas-gitops kubeconfig` (the tenant's Cluster; its `kube-public/cluster-info` as the tenant), and kubectl
 runs that kubeconfig through a stand-in of the `kubectl oidc-login` plugin that prints a token.
 
     python3 tests/e2e/lib/access.py --bin DIR --kaas BIN      # this scenario alone
@@ -172,7 +172,31 @@ def scenario(bin_dir, kaas_bin, work):
         c.kubectl("create", "secret", "generic", f"{TENANT}-kubeconfig", "-n", TENANT,
                   f"--from-literal=value={json.dumps(admin)}")
 
+        # The tenant side: `kube-public/cluster-info` and the RBAC that lets anonymous clients
+        # read it, as kubeadm's bootstrap-token phase writes them (Kamaji runs it:
+        # internal/kubeadm/bootstraptoken.go; kubeadm `phases/bootstraptoken/clusterinfo`:
+        # Role `kubeadm:bootstrap-signer-clusterinfo`, bound to User `system:anonymous`).
+        info = {"apiVersion": "v1", "kind": "Config", "contexts": [], "users": [],
+                "clusters": [{"name": "", "cluster": {"server": f"https://127.0.0.1:{c.api_port}",
+                                                      "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}]}
+        c.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cluster-info", "namespace": "kube-public"},
+             "data": {"kubeconfig": json.dumps(info)}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": "kubeadm:bootstrap-signer-clusterinfo", "namespace": "kube-public"},
+             "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cluster-info"], "verbs": ["get"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": "kubeadm:bootstrap-signer-clusterinfo", "namespace": "kube-public"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kubeadm:bootstrap-signer-clusterinfo"},
+             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:anonymous"}]},
+        ]}))
         r = kaas(kaas_bin, repo, "kubeconfig", TENANT, "--kubeconfig", c.kubeconfig, "--scope", "groups")
+        import yaml
+        got_ca = base64.b64decode(yaml.safe_load(r.stdout)["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        if got_ca != ca:
+            fails.append("the person's kubeconfig does not carry the tenant's CA from its cluster-info")
+        if "taken from its API server on first use" not in r.stderr:
+            fails.append(f"kubeconfig did not say the CA was trusted on first use: {r.stderr.strip()[:300]}")
         person = os.path.join(work, "person.kubeconfig")
         open(person, "w").write(r.stdout)
         if "client-key-data" in r.stdout or "token:" in r.stdout:

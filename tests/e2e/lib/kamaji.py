@@ -759,7 +759,7 @@ def person_kubeconfig(e):
         if base64.b64decode(cluster["certificate-authority-data"]) != ca_pem:
             fails.append(f"the kubeconfig's CA is not the tenant's ({TENANT}-ca ca.crt)")
         users = json.dumps(cfg["users"])
-        if "client-key-data" in users or "token" in users:
+        if "client-key-data" in users or '"token":' in users:
             fails.append(f"the person's kubeconfig holds a credential: {users[:300]}")
         want_warning = pin is None
         warned = "taken from its API server on first use: sha256:" + fp.replace(":", "").lower() in r.stderr
