@@ -8,17 +8,16 @@ KamajiControlPlanes and MachineDeployments, as the Kubernetes API serves a list 
 file is an empty list, so a test changes what the cluster reports between runs by writing files.
 Every request's path is printed to stderr."""
 
-import http.server
 import json
 import os
 import sys
 
-from loopback import serve
+from loopback import JsonHandler, not_found, serve
 
 STATE = sys.argv[1]
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     def do_GET(self):
         print(self.path, file=sys.stderr, flush=True)
         path = self.path.split("?", 1)[0]
@@ -34,17 +33,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             code, body = 200, {"apiVersion": f"{group}/{version}", "kind": "List",
                                "metadata": {"resourceVersion": "1"}, "items": items}
         else:
-            code, body = 404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                               "message": f"{path} not found", "reason": "NotFound", "code": 404}
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            code, body = not_found(path)
+        self.reply(code, body)
 
 
 serve(Handler)

@@ -9,11 +9,9 @@ Tenant `acme` is provisioned (endpoint 10.0.4.10:6443, a kubeconfig whose CA is 
 Every request's path is printed to stderr."""
 
 import base64
-import http.server
-import json
 import sys
 
-from loopback import serve
+from loopback import JsonHandler, serve
 
 CA = sys.argv[1]
 ADMIN = f"""apiVersion: v1
@@ -46,7 +44,7 @@ def cluster(name, endpoint):
                  "metadata": {"name": name, "namespace": name}, "spec": spec}
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     def do_GET(self):
         print(self.path, file=sys.stderr, flush=True)
         clusters = "/apis/cluster.x-k8s.io/v1beta2/namespaces/"
@@ -62,15 +60,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                "data": {"value": base64.b64encode(ADMIN.encode()).decode()}}
         else:
             code, body = status(404, "NotFound", f"{self.path} not found")
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.reply(code, body)
 
 
 serve(Handler)

@@ -8,11 +8,9 @@ clusterinfo`), and `/version`. Anything else is 404.
 Every request's path is printed to stderr."""
 
 import base64
-import http.server
-import json
 import sys
 
-from loopback import serve
+from loopback import JsonHandler, not_found, serve
 
 CA = base64.b64encode(open(sys.argv[1], "rb").read()).decode()
 CLUSTER_INFO = f"""apiVersion: v1
@@ -27,7 +25,7 @@ users: []
 """
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     def do_GET(self):
         print(self.path, file=sys.stderr, flush=True)
         if self.path == "/api/v1/namespaces/kube-public/configmaps/cluster-info":
@@ -37,16 +35,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/version":
             code, body = 200, {"major": "1", "minor": "34", "gitVersion": "v1.34.4"}
         else:
-            code, body = 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            code, body = not_found(self.path)
+        self.reply(code, body)
 
 
 serve(Handler)

@@ -9,17 +9,15 @@ Tenant `acme` was created before kaas-gitops named its datastore names: Kamaji n
 its UID (`internal/webhook/handlers/tcp_defaults.go:88-94`), here UID. Anything else is 404.
 Every request's path is printed to stderr."""
 
-import http.server
-import json
 import sys
 
-from loopback import serve
+from loopback import JsonHandler, not_found, serve
 
 UID = sys.argv[1]
 BASE = "/apis/kamaji.clastix.io/v1alpha1/namespaces/"
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     def do_GET(self):
         print(self.path, file=sys.stderr, flush=True)
         if self.path == BASE + "acme/tenantcontrolplanes/acme":
@@ -31,17 +29,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                        "setup": {"schema": UID, "user": UID}}},
             }
         else:
-            code, body = 404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                               "message": f"{self.path} not found", "reason": "NotFound", "code": 404}
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            code, body = not_found(self.path)
+        self.reply(code, body)
 
 
 serve(Handler)

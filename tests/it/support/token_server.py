@@ -10,7 +10,6 @@ when its standard input ends, so a test that dies leaves nothing behind.
 """
 
 import base64
-import http.server
 import json
 import subprocess
 import sys
@@ -59,7 +58,7 @@ def granted(who, scope):
     return [{"type": "repository", "name": name, "actions": actions}] if actions else []
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(loopback.JsonHandler):
     def do_GET(self):
         path, _, query = self.path.partition("?")
         params = urllib.parse.parse_qs(query)
@@ -75,16 +74,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log.write(f"{who} {' '.join(scopes)}\n")
         self.reply(200, {"token": token(who, access), "expires_in": 300})
 
-    def reply(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 loopback.serve(Handler)
