@@ -1,6 +1,7 @@
 //! `kaas.yaml` -> `model::Platform`, collecting every problem.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::DEFAULT_CLUSTER_DOMAIN;
@@ -61,38 +62,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         );
     }
 
-    let min = version(
-        src,
-        "spec.kamaji.supportedKubernetes.min",
-        &spec.kamaji.supported_kubernetes.min,
-        &mut errs,
-    );
-    let max = version(
-        src,
-        "spec.kamaji.supportedKubernetes.max",
-        &spec.kamaji.supported_kubernetes.max,
-        &mut errs,
-    );
-    if let (Some(a), Some(b)) = (min, max)
-        && a > b
-    {
-        errs.push(
-            src.error(
-                "spec.kamaji.supportedKubernetes.min",
-                format!("`min` ({a}) is newer than `max` ({b})"),
-            )
-            .with_hint("min must be at most max"),
-        );
-    }
-
-    // A fixed tag is checked here; a tag a policy picks is checked once kaas.lock is read
-    // (`commands::pipeline`).
-    if let (Some(tag), Some(max)) = (&spec.kamaji.image.tag, max)
-        && let Some(d) = super::kamaji_version::check(src, tag, max, super::TagOrigin::Written)
-        && d.is_error()
-    {
-        errs.push(d);
-    }
+    let (min, max) = kubernetes_range(src, spec, &mut errs);
 
     let kamaji_chart = chart(src, "spec.kamaji.chart", "kamaji", &spec.kamaji.chart, &mut errs);
     let etcd_chart = chart(
@@ -119,28 +89,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         false,
         &mut errs,
     );
-    let jobs = spec.kamaji_etcd.jobs.as_ref();
-    let job = |field: &str, img: Option<&raw::Image>, default: (&str, &str), errs: &mut Vec<Diagnostic>| {
-        image_or_default(src, field, img, default, errs)
-    };
-    let etcd_cfssl_image = job(
-        "spec.kamajiEtcd.jobs.cfssl",
-        jobs.and_then(|j| j.cfssl.as_ref()),
-        CFSSL_IMAGE,
-        &mut errs,
-    );
-    let etcd_kubectl_image = job(
-        "spec.kamajiEtcd.jobs.kubectl",
-        jobs.and_then(|j| j.kubectl.as_ref()),
-        KUBECTL_IMAGE,
-        &mut errs,
-    );
-    let etcd_job_image = job(
-        "spec.kamajiEtcd.jobs.etcd",
-        jobs.and_then(|j| j.etcd.as_ref()),
-        ETCD_JOB_IMAGE,
-        &mut errs,
-    );
+    let (etcd_cfssl_image, etcd_kubectl_image, etcd_job_image) = etcd_job_images(src, spec, &mut errs);
 
     let cpp = &spec.cluster_api.control_plane_provider;
     if !cpp.version.starts_with('v') || KubeVersion::parse(&cpp.version).is_none() {
@@ -169,45 +118,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         &mut errs,
     );
 
-    let mut autoscaler_images_by_minor = BTreeMap::new();
-    for (minor, tag) in &spec.cluster_autoscaler.tags_by_minor {
-        let field = format!("spec.clusterAutoscaler.tagsByMinor.{minor}");
-        let parsed = minor
-            .strip_prefix("1.")
-            .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()) && m.len() < 4)
-            .and_then(|m| m.parse::<u32>().ok());
-        let Some(m) = parsed else {
-            errs.push(
-                src.key_error(&field, format!("`{minor}` is not a Kubernetes minor"))
-                    .with_hint("write the minor as `\"1.33\"`: the tag serves tenants of Kubernetes v1.33.x"),
-            );
-            continue;
-        };
-        let raw = raw::Image {
-            repository: spec.cluster_autoscaler.image.repository.clone(),
-            tag: Some(tag.clone()),
-            tag_policy: None,
-        };
-        let spec = image(src, &field, &raw, None, false, &mut errs);
-        if let Some(t) = KubeVersion::parse(tag)
-            && t.minor != m
-        {
-            errs.push(
-                src.error(
-                    &field,
-                    format!("`{tag}` is not a cluster-autoscaler of Kubernetes 1.{m}"),
-                )
-                .with_hint(format!("use the newest `v1.{m}.x` release")),
-            );
-        }
-        autoscaler_images_by_minor.insert(
-            m,
-            ImageSpec {
-                field: field.clone(),
-                ..spec
-            },
-        );
-    }
+    let autoscaler_images_by_minor = autoscaler_images_by_minor(src, spec, &mut errs);
 
     let installed = providers::installed(src, spec, &mut errs);
     let (addons, addon_defaults) = addons::platform(src, spec, &installed, &mut errs);
@@ -225,40 +136,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         .as_ref()
         .map(|t| topology::classes(src, t, &installed.infrastructure, &mut errs));
 
-    let mut vip_pools = Vec::new();
-    let load_balancer =
-        spec.load_balancer
-            .as_ref()
-            .and_then(|lb| lb.implementation)
-            .map_or(LoadBalancer::Metallb, |i| match i {
-                LoadBalancerImplementation::Metallb => LoadBalancer::Metallb,
-                LoadBalancerImplementation::KubeVip => LoadBalancer::KubeVip,
-                LoadBalancerImplementation::Cilium => LoadBalancer::Cilium,
-                LoadBalancerImplementation::Cloud => LoadBalancer::Cloud,
-            });
-    if let Some(lb) = &spec.load_balancer
-        && load_balancer == LoadBalancer::Cloud
-        && !lb.pools.is_empty()
-    {
-        errs.push(
-            src.error(
-                "spec.loadBalancer.pools",
-                "a cloud load balancer chooses its addresses: pools cannot be used",
-            )
-            .with_hint("drop `pools`, or name the implementation that serves them (`metallb`, `kube-vip`, `cilium`)"),
-        );
-    }
-    if let Some(lb) = &spec.load_balancer {
-        for (i, pool) in lb.pools.iter().enumerate() {
-            match parse_range(pool) {
-                Some(r) => vip_pools.push(r),
-                None => errs.push(
-                    src.error(&format!("spec.loadBalancer.pools[{i}]"), format!("`{pool}` is not an address range"))
-                        .with_hint("write `FIRST-LAST` (e.g. `10.0.4.100-10.0.4.199`) or a CIDR (e.g. `10.0.4.0/24`), of one IP family, first <= last"),
-                ),
-            }
-        }
-    }
+    let (load_balancer, vip_pools) = load_balancer(src, spec, &mut errs);
 
     for (i, ds) in spec.data_stores.iter().enumerate() {
         if !is_dns1123_subdomain(ds) {
@@ -303,14 +181,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         &management.cluster_api,
     ));
     let waves = upgrades::waves(src, spec.upgrades.as_ref(), &mut errs);
-    let mut kubernetes_releases: Vec<KubeVersion> = spec
-        .upgrades
-        .iter()
-        .flat_map(|u| u.kubernetes_releases.iter().enumerate())
-        .filter_map(|(i, r)| version(src, &format!("spec.upgrades.kubernetesReleases[{i}]"), r, &mut errs))
-        .collect();
-    kubernetes_releases.sort_unstable();
-    kubernetes_releases.dedup();
+    let kubernetes_releases = kubernetes_releases(src, spec, &mut errs);
     let oidc_issuers = crate::model::build::access::platform(src, spec.access.as_ref(), &mut errs);
     let management_groups_prefix =
         crate::model::build::access::management_groups_prefix(src, spec.access.as_ref(), &mut errs);
@@ -376,6 +247,185 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         return Err(gates);
     }
     Ok(platform)
+}
+
+/// `spec.kamaji.supportedKubernetes`: both ends, in order, and a written Kamaji tag that can run
+/// `max`.
+fn kubernetes_range(
+    src: &Source,
+    spec: &raw::PlatformSpec,
+    errs: &mut Vec<Diagnostic>,
+) -> (Option<KubeVersion>, Option<KubeVersion>) {
+    let min = version(
+        src,
+        "spec.kamaji.supportedKubernetes.min",
+        &spec.kamaji.supported_kubernetes.min,
+        errs,
+    );
+    let max = version(
+        src,
+        "spec.kamaji.supportedKubernetes.max",
+        &spec.kamaji.supported_kubernetes.max,
+        errs,
+    );
+    if let (Some(a), Some(b)) = (min, max)
+        && a > b
+    {
+        errs.push(
+            src.error(
+                "spec.kamaji.supportedKubernetes.min",
+                format!("`min` ({a}) is newer than `max` ({b})"),
+            )
+            .with_hint("min must be at most max"),
+        );
+    }
+
+    // A fixed tag is checked here; a tag a policy picks is checked once kaas.lock is read
+    // (`commands::pipeline`).
+    if let (Some(tag), Some(max)) = (&spec.kamaji.image.tag, max)
+        && let Some(d) = super::kamaji_version::check(src, tag, max, super::TagOrigin::Written)
+        && d.is_error()
+    {
+        errs.push(d);
+    }
+    (min, max)
+}
+
+/// The kamaji-etcd chart's job images (`spec.kamajiEtcd.jobs`), pinned defaults applied: cfssl,
+/// kubectl and etcd.
+fn etcd_job_images(
+    src: &Source,
+    spec: &raw::PlatformSpec,
+    errs: &mut Vec<Diagnostic>,
+) -> (ImageSpec, ImageSpec, ImageSpec) {
+    let jobs = spec.kamaji_etcd.jobs.as_ref();
+    let job = |field: &str, img: Option<&raw::Image>, default: (&str, &str), errs: &mut Vec<Diagnostic>| {
+        image_or_default(src, field, img, default, errs)
+    };
+    let etcd_cfssl_image = job(
+        "spec.kamajiEtcd.jobs.cfssl",
+        jobs.and_then(|j| j.cfssl.as_ref()),
+        CFSSL_IMAGE,
+        errs,
+    );
+    let etcd_kubectl_image = job(
+        "spec.kamajiEtcd.jobs.kubectl",
+        jobs.and_then(|j| j.kubectl.as_ref()),
+        KUBECTL_IMAGE,
+        errs,
+    );
+    let etcd_job_image = job(
+        "spec.kamajiEtcd.jobs.etcd",
+        jobs.and_then(|j| j.etcd.as_ref()),
+        ETCD_JOB_IMAGE,
+        errs,
+    );
+    (etcd_cfssl_image, etcd_kubectl_image, etcd_job_image)
+}
+
+/// `spec.clusterAutoscaler.tagsByMinor`: one image per Kubernetes minor, each of that minor.
+fn autoscaler_images_by_minor(
+    src: &Source,
+    spec: &raw::PlatformSpec,
+    errs: &mut Vec<Diagnostic>,
+) -> BTreeMap<u32, ImageSpec> {
+    let mut autoscaler_images_by_minor = BTreeMap::new();
+    for (minor, tag) in &spec.cluster_autoscaler.tags_by_minor {
+        let field = format!("spec.clusterAutoscaler.tagsByMinor.{minor}");
+        let parsed = minor
+            .strip_prefix("1.")
+            .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()) && m.len() < 4)
+            .and_then(|m| m.parse::<u32>().ok());
+        let Some(m) = parsed else {
+            errs.push(
+                src.key_error(&field, format!("`{minor}` is not a Kubernetes minor"))
+                    .with_hint("write the minor as `\"1.33\"`: the tag serves tenants of Kubernetes v1.33.x"),
+            );
+            continue;
+        };
+        let raw = raw::Image {
+            repository: spec.cluster_autoscaler.image.repository.clone(),
+            tag: Some(tag.clone()),
+            tag_policy: None,
+        };
+        let spec = image(src, &field, &raw, None, false, errs);
+        if let Some(t) = KubeVersion::parse(tag)
+            && t.minor != m
+        {
+            errs.push(
+                src.error(
+                    &field,
+                    format!("`{tag}` is not a cluster-autoscaler of Kubernetes 1.{m}"),
+                )
+                .with_hint(format!("use the newest `v1.{m}.x` release")),
+            );
+        }
+        autoscaler_images_by_minor.insert(
+            m,
+            ImageSpec {
+                field: field.clone(),
+                ..spec
+            },
+        );
+    }
+    autoscaler_images_by_minor
+}
+
+/// `spec.loadBalancer`: what serves the tenants' `LoadBalancer` Services, and the address pools
+/// their VIPs come from.
+fn load_balancer(
+    src: &Source,
+    spec: &raw::PlatformSpec,
+    errs: &mut Vec<Diagnostic>,
+) -> (LoadBalancer, Vec<(IpAddr, IpAddr)>) {
+    let mut vip_pools = Vec::new();
+    let load_balancer =
+        spec.load_balancer
+            .as_ref()
+            .and_then(|lb| lb.implementation)
+            .map_or(LoadBalancer::Metallb, |i| match i {
+                LoadBalancerImplementation::Metallb => LoadBalancer::Metallb,
+                LoadBalancerImplementation::KubeVip => LoadBalancer::KubeVip,
+                LoadBalancerImplementation::Cilium => LoadBalancer::Cilium,
+                LoadBalancerImplementation::Cloud => LoadBalancer::Cloud,
+            });
+    if let Some(lb) = &spec.load_balancer
+        && load_balancer == LoadBalancer::Cloud
+        && !lb.pools.is_empty()
+    {
+        errs.push(
+            src.error(
+                "spec.loadBalancer.pools",
+                "a cloud load balancer chooses its addresses: pools cannot be used",
+            )
+            .with_hint("drop `pools`, or name the implementation that serves them (`metallb`, `kube-vip`, `cilium`)"),
+        );
+    }
+    if let Some(lb) = &spec.load_balancer {
+        for (i, pool) in lb.pools.iter().enumerate() {
+            match parse_range(pool) {
+                Some(r) => vip_pools.push(r),
+                None => errs.push(
+                    src.error(&format!("spec.loadBalancer.pools[{i}]"), format!("`{pool}` is not an address range"))
+                        .with_hint("write `FIRST-LAST` (e.g. `10.0.4.100-10.0.4.199`) or a CIDR (e.g. `10.0.4.0/24`), of one IP family, first <= last"),
+                ),
+            }
+        }
+    }
+    (load_balancer, vip_pools)
+}
+
+/// `spec.upgrades.kubernetesReleases`, sorted, each once.
+fn kubernetes_releases(src: &Source, spec: &raw::PlatformSpec, errs: &mut Vec<Diagnostic>) -> Vec<KubeVersion> {
+    let mut kubernetes_releases: Vec<KubeVersion> = spec
+        .upgrades
+        .iter()
+        .flat_map(|u| u.kubernetes_releases.iter().enumerate())
+        .filter_map(|(i, r)| version(src, &format!("spec.upgrades.kubernetesReleases[{i}]"), r, errs))
+        .collect();
+    kubernetes_releases.sort_unstable();
+    kubernetes_releases.dedup();
+    kubernetes_releases
 }
 
 /// What the platform file does that works but should change: installing a provider its

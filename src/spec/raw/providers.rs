@@ -283,3 +283,17 @@ pub struct Aws {
     /// The name of an EC2 key pair put on every instance.
     pub ssh_key_name: Option<String>,
 }
+
+/// A machine's size: `workers[].machine` of a tenant, `machine` of a platform ClusterClass.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// vCPUs (default 2).
+    pub cpus: Option<u32>,
+    /// Memory in MiB (default 4096).
+    #[serde(rename = "memoryMiB")]
+    pub memory_mib: Option<u32>,
+    /// Boot disk in GiB (default 40).
+    #[serde(rename = "diskGiB")]
+    pub disk_gib: Option<u32>,
+}
