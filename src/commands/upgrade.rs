@@ -99,33 +99,9 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     // `--to`: the same steps as `--kubernetes`, each written only once the cluster reports the
     // previous one healthy.
     let chained = args.to.is_some() && !args.no_cluster_check;
-    let asked = args.kubernetes.as_deref().or(args.to.as_deref());
-    let goal = match asked.map(|k| (k, Target::parse(k))) {
-        None => Goal::Patch,
-        Some((_, Some(target))) => Goal::Version(target),
-        Some((text, None)) => {
-            return invalid(vec![
-                Diagnostic::error(format!("`{text}` is not a Kubernetes version")).with_hint(
-                    "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
-                ),
-            ]);
-        }
-    };
-    // The clock is read here, in the shell, once: the windows are judged at this instant.
-    let now = match args.now.as_deref().map(str::parse::<jiff::Timestamp>) {
-        None => jiff::Timestamp::now(),
-        Some(Ok(t)) => t,
-        Some(Err(e)) => {
-            return invalid(vec![
-                Diagnostic::error(format!(
-                    "`--now {}` is not a time: {e}",
-                    args.now.as_deref().unwrap_or_default()
-                ))
-                .with_hint(
-                    "an RFC 3339 time with its offset, e.g. `2026-12-05T01:30:00Z` or `2026-12-05T02:30:00+01:00`",
-                ),
-            ]);
-        }
+    let (goal, now) = match goal_and_clock(args) {
+        Err(d) => return invalid(d),
+        Ok(g) => g,
     };
     let inputs = match inputs::read(repo, &[])? {
         Err(d) => return invalid(d),
@@ -179,16 +155,9 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
     let mut lines = Vec::new();
     let mut edits: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
     // A step still waiting past `--step-deadline` stops the chain; the rest keep waiting.
-    let deadline = Deadline::new(args.step_deadline, now, repo);
-    let mut undated = Vec::new();
-    let mut waiting = |src: &Source, t: &crate::model::Tenant, target: Target, why: String, line: &mut Line| {
-        match deadline.as_ref().map(|d| d.overdue(&src.path)) {
-            Some(Ok(Some(late))) => return Some(stopped(src, t, target, &format!("{why} ({late})"))),
-            Some(Err(e)) => undated.push(e),
-            _ => {}
-        }
-        line.waiting = Some(why);
-        None
+    let mut waits = Waits {
+        deadline: Deadline::new(args.step_deadline, now, repo),
+        undated: Vec::new(),
     };
     for t in selected {
         let src = &sources[t.name.as_str()];
@@ -212,55 +181,18 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         // `--patch` moves control planes within their minor only: pools held for a minor step
         // stay held (the next `--kubernetes` run releases them).
         if let (Some(pools), Goal::Version(target)) = (held.filter(|h| *h < t.version), goal) {
-            // The pools wait for the control plane's last step: this run's step is theirs.
-            line.pools = Some(pools);
-            if line.outside_window().is_some() {
-                // Releasing the pools rolls machines: it waits for the window too.
-                line.to = Some(t.version);
-                lines.push(line);
-                continue;
-            }
-            let verdict = if args.no_cluster_check {
-                Ok(None)
-            } else {
-                let connected = match cluster.take() {
-                    Some(c) => Ok(c),
-                    None => Cluster::connect(&crate::commands::cluster_target(&args.cluster)),
-                };
-                match connected {
-                    Ok(c) => {
-                        let v = control_plane_behind(&c, t, chained);
-                        cluster = Some(c);
-                        v
-                    }
-                    Err(e) => Err(e),
-                }
-            };
-            match verdict {
-                Err(e) => errs.push(
-                    src.error(
-                        HELD,
-                        format!(
-                            "tenant `{}`: its pools wait at {pools} for the control plane at {}, and the management cluster cannot say whether it runs it: {e}",
-                            t.name, t.version
-                        ),
-                    )
-                    .with_hint(format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint())),
-                ),
-                Ok(Some(Err(failed))) => errs.push(stopped(src, t, target, &failed)),
-                Ok(Some(Ok(why))) => errs.extend(waiting(src, t, target, why, &mut line)),
-                Ok(None) => match remove_entry(&src.path, &src.text, HELD) {
-                    Some(text) => {
-                        edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
-                        line.to = Some(t.version);
-                        line.further = !target.reached_by(t.version);
-                    }
-                    None => errs.push(
-                        src.error(HELD, "cannot remove this line in place")
-                            .with_hint("delete `workersVersion` yourself: the pools then follow `version`"),
-                    ),
-                },
-            }
+            let held = Held { pools, target };
+            release_pools(
+                args,
+                chained,
+                &mut cluster,
+                &mut waits,
+                (src, t),
+                held,
+                &mut line,
+                &mut edits,
+                &mut errs,
+            );
             lines.push(line);
             continue;
         }
@@ -300,7 +232,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
                         .with_hint(format!("{}; or take the step without asking: `--kubernetes {goal}`", e.hint())),
                     ),
                     Ok(Health::Failed(why)) => errs.push(stopped(src, t, goal.target().unwrap_or(Target::Exact(t.version)), &why)),
-                    Ok(Health::Waiting(why)) => errs.extend(waiting(
+                    Ok(Health::Waiting(why)) => errs.extend(waits.wait(
                         src,
                         t,
                         goal.target().unwrap_or(Target::Exact(t.version)),
@@ -314,7 +246,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         }
         lines.push(line);
     }
-    for note in undated {
+    for note in waits.undated {
         printer.status(&format!("note: {note}; that step waits without a deadline"));
     }
     if !errs.is_empty() {
@@ -368,6 +300,151 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         printer.envelope(true, plan_json(goal, args, &lines, true, vec![]));
         return Ok(ExitStatus::Success);
     }
+    propose(printer, repo, args, goal, &lines, &moved)
+}
+
+/// A tenant's pools held at `pools` (`workersVersion`) while its control plane moves towards
+/// `target`.
+struct Held {
+    pools: KubeVersion,
+    target: Target,
+}
+
+/// Steps that wait for the cluster: stopped past `--step-deadline` (`Deadline`), else recorded as
+/// waiting; `undated` collects the files whose step has no date to judge.
+struct Waits {
+    deadline: Option<Deadline>,
+    undated: Vec<String>,
+}
+
+impl Waits {
+    /// The stop of a step waiting past its deadline, else `None` with the reason on the line.
+    fn wait(
+        &mut self,
+        src: &Source,
+        t: &crate::model::Tenant,
+        target: Target,
+        why: String,
+        line: &mut Line,
+    ) -> Option<Diagnostic> {
+        match self.deadline.as_ref().map(|d| d.overdue(&src.path)) {
+            Some(Ok(Some(late))) => return Some(stopped(src, t, target, &format!("{why} ({late})"))),
+            Some(Err(e)) => self.undated.push(e),
+            _ => {}
+        }
+        line.waiting = Some(why);
+        None
+    }
+}
+
+/// Releases held pools (removes `workersVersion`) once the control plane runs its version, as the
+/// management cluster says (`--no-cluster-check`: at once); otherwise the tenant waits or stops.
+#[expect(clippy::too_many_arguments, reason = "the state of one tenant's step in `run`")]
+fn release_pools(
+    args: &UpgradeArgs,
+    chained: bool,
+    cluster: &mut Option<Cluster>,
+    waits: &mut Waits,
+    (src, t): (&Source, &crate::model::Tenant),
+    held: Held,
+    line: &mut Line,
+    edits: &mut BTreeMap<String, (Vec<u8>, Vec<u8>)>,
+    errs: &mut Vec<Diagnostic>,
+) {
+    let Held { pools, target } = held;
+    // The pools wait for the control plane's last step: this run's step is theirs.
+    line.pools = Some(pools);
+    if line.outside_window().is_some() {
+        // Releasing the pools rolls machines: it waits for the window too.
+        line.to = Some(t.version);
+        return;
+    }
+    let verdict = if args.no_cluster_check {
+        Ok(None)
+    } else {
+        let connected = match cluster.take() {
+            Some(c) => Ok(c),
+            None => Cluster::connect(&crate::commands::cluster_target(&args.cluster)),
+        };
+        match connected {
+            Ok(c) => {
+                let v = control_plane_behind(&c, t, chained);
+                *cluster = Some(c);
+                v
+            }
+            Err(e) => Err(e),
+        }
+    };
+    match verdict {
+        Err(e) => errs.push(
+            src.error(
+                HELD,
+                format!(
+                    "tenant `{}`: its pools wait at {pools} for the control plane at {}, and the management cluster cannot say whether it runs it: {e}",
+                    t.name, t.version
+                ),
+            )
+            .with_hint(format!("{}; or, once you checked it yourself, `--no-cluster-check`", e.hint())),
+        ),
+        Ok(Some(Err(failed))) => errs.push(stopped(src, t, target, &failed)),
+        Ok(Some(Ok(why))) => errs.extend(waits.wait(src, t, target, why, line)),
+        Ok(None) => match remove_entry(&src.path, &src.text, HELD) {
+            Some(text) => {
+                edits.insert(src.path.clone(), (src.text.clone().into_bytes(), text.into_bytes()));
+                line.to = Some(t.version);
+                line.further = !target.reached_by(t.version);
+            }
+            None => errs.push(
+                src.error(HELD, "cannot remove this line in place")
+                    .with_hint("delete `workersVersion` yourself: the pools then follow `version`"),
+            ),
+        },
+    }
+}
+
+/// What the run moves tenants to (`--kubernetes`/`--to`, else `--patch`) and the instant the
+/// windows are judged at (`--now`, else the clock, read once, here in the shell).
+fn goal_and_clock(args: &UpgradeArgs) -> Result<(Goal, jiff::Timestamp), Vec<Diagnostic>> {
+    let asked = args.kubernetes.as_deref().or(args.to.as_deref());
+    let goal = match asked.map(|k| (k, Target::parse(k))) {
+        None => Goal::Patch,
+        Some((_, Some(target))) => Goal::Version(target),
+        Some((text, None)) => {
+            return Err(vec![
+                Diagnostic::error(format!("`{text}` is not a Kubernetes version")).with_hint(
+                    "write `vX.Y` (the newest patch of that minor in `spec.upgrades.kubernetesReleases`) or an exact `vX.Y.Z`",
+                ),
+            ]);
+        }
+    };
+    let now = match args.now.as_deref().map(str::parse::<jiff::Timestamp>) {
+        None => jiff::Timestamp::now(),
+        Some(Ok(t)) => t,
+        Some(Err(e)) => {
+            return Err(vec![
+                Diagnostic::error(format!(
+                    "`--now {}` is not a time: {e}",
+                    args.now.as_deref().unwrap_or_default()
+                ))
+                .with_hint(
+                    "an RFC 3339 time with its offset, e.g. `2026-12-05T01:30:00Z` or `2026-12-05T02:30:00+01:00`",
+                ),
+            ]);
+        }
+    };
+    Ok((goal, now))
+}
+
+/// `--pr`: one branch (and pull request) per moved tenant, as `pr TENANT` makes it; the plan
+/// with every proposal as this command's document.
+fn propose(
+    printer: &Printer,
+    repo: &Path,
+    args: &UpgradeArgs,
+    goal: Goal,
+    lines: &[Line],
+    moved: &[&str],
+) -> Result<ExitStatus> {
     let mut proposals = Vec::new();
     for tenant in moved {
         let pr_args = PrArgs {
@@ -383,11 +460,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &UpgradeArgs) -> Result<ExitSta
         let status = pr::run(&nested, repo, &pr_args)?;
         proposals.extend(nested.captured());
         if status != ExitStatus::Success {
-            printer.envelope(false, plan_json(goal, args, &lines, true, proposals));
+            printer.envelope(false, plan_json(goal, args, lines, true, proposals));
             return Ok(status);
         }
     }
-    printer.envelope(true, plan_json(goal, args, &lines, true, proposals));
+    printer.envelope(true, plan_json(goal, args, lines, true, proposals));
     Ok(ExitStatus::Success)
 }
 
