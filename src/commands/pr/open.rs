@@ -7,7 +7,7 @@
 
 use crate::cli::{Forge, PrArgs, Printer};
 use crate::commands::ExitStatus;
-use crate::commands::pr_plan::Plan;
+use crate::commands::pr::plan::Plan;
 use crate::forge::{self, ForgeError, How, Kind, Request, Target, Token};
 use crate::git::Workspace;
 use crate::git::pr::Base;

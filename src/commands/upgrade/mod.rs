@@ -12,6 +12,9 @@
 //! plane at the new version (the KamajiControlPlane's `status.version` and conditions, read as
 //! `wait` reads them), so no kubelet is ever newer than the API server that runs.
 
+mod gate;
+mod select;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,8 +23,8 @@ use anyhow::Result;
 use crate::cli::{Format, PrArgs, Printer, UpgradeArgs};
 use crate::cluster::{Cluster, KAMAJI_CONTROL_PLANE};
 use crate::commands::report_invalid;
-use crate::commands::upgrade_gate::{self, Deadline, Health};
-use crate::commands::upgrade_select::{committed_versions, earlier_waves, select, wave_gate};
+use crate::commands::upgrade::gate::{Deadline, Health};
+use crate::commands::upgrade::select::{committed_versions, earlier_waves, select, wave_gate};
 use crate::commands::{ExitStatus, pipeline, pr};
 use crate::diagnostics::Diagnostic;
 use crate::model::KubeVersion;
@@ -530,7 +533,7 @@ fn tenant_health(
         Some(c) => c,
         None => Cluster::connect(&crate::commands::cluster_target(&args.cluster))?,
     };
-    let health = upgrade_gate::read(&c, t);
+    let health = gate::read(&c, t);
     *cluster = Some(c);
     health
 }

@@ -15,8 +15,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::commands::pipeline;
-use crate::commands::pr_body::{folded_diff, label, push_diffs};
-use crate::commands::pr_plan::{Plan, Planned, against_base, is_any_output};
+use crate::commands::pr::body::{folded_diff, label, push_diffs};
+use crate::commands::pr::plan::{Plan, Planned, against_base, is_any_output};
 use crate::commands::summary::Status;
 use crate::diagnostics::Diagnostic;
 use crate::git::Change;

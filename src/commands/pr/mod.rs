@@ -1,12 +1,17 @@
 //! `pr TENANT`: propose one tenant's change as a branch and a pull-request text; `pr
-//! --all-changed` does that for every tenant that changed, `pr --platform` (`pr_platform`) for
-//! the platform's inputs, and `--open` (`pr_open`) opens the pull requests on the forge.
+//! --all-changed` does that for every tenant that changed, `pr --platform` (`platform`) for
+//! the platform's inputs, and `--open` (`open`) opens the pull requests on the forge.
 //!
 //! The render runs on the BASE commit's inputs with the working tree's tenant file swapped in,
 //! so the branch holds that tenant's change and nothing else a colleague left unrendered. The
 //! platform layer and shared files (`flux/kustomization.yaml`, `kaas.lock`) change only where
 //! this tenant's change changes them: the base inputs are rendered once more without it, and
 //! only the difference between the two renders goes on the branch.
+
+mod body;
+mod open;
+mod plan;
+mod platform;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -17,11 +22,11 @@ use serde_json::json;
 use crate::cli::Printer;
 use crate::cli::{Format, PrArgs};
 use crate::commands::commit::commit_time;
-use crate::commands::pr_body::Proposal;
-use crate::commands::pr_plan::{Plan, Planned, against_base, is_any_output};
+use crate::commands::pr::body::Proposal;
+use crate::commands::pr::plan::{Plan, Planned, against_base, is_any_output};
 use crate::commands::report_invalid;
 use crate::commands::summary::Status;
-use crate::commands::{ExitStatus, pipeline, pr_open, pr_platform};
+use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
 use crate::git::pr::{Base, BranchUpdate};
 use crate::git::{self, Change, Workspace, push, short};
@@ -54,7 +59,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         Err(d) => return Ok(report_invalid(printer, args.output.get(), d)),
     };
     let planned = if args.platform {
-        vec![pr_platform::plan(repo, &base, &base_files, &before_inputs)?]
+        vec![platform::plan(repo, &base, &base_files, &before_inputs)?]
     } else if args.all_changed {
         let mut out = Vec::new();
         for tenant in tenants_anywhere(repo, &before_inputs)? {
@@ -116,7 +121,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PrArgs) -> Result<ExitStatus> 
         commits.push(write_branch(printer, &ws, args, &base, plan)?);
     }
     let (status, requests) = if args.open {
-        pr_open::open_all(printer, &ws, args, &base, &plans)
+        open::open_all(printer, &ws, args, &base, &plans)
     } else {
         (ExitStatus::Success, Vec::new())
     };
