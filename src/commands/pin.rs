@@ -18,7 +18,7 @@ use crate::crd_fetch::{self, Mode};
 use crate::diagnostics::Diagnostic;
 use crate::model::Platform;
 use crate::model::build::{self, TagOrigin};
-use crate::model::crd_assets::crd_assets;
+use crate::model::releases::crds::crd_assets;
 use crate::pin::auth::DockerConfig;
 use crate::pin::registry::{OciRegistry, Options};
 use crate::pin::{self, Change, Entry, Outcome, PinError, Request};
@@ -125,7 +125,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
 }
 
 /// The Kamaji tag of a tag policy after this run (picked now, or kept from the lock), when it
-/// cannot run `supportedKubernetes.max` ([`crate::model::kamaji_releases`]): `pin` refuses it
+/// cannot run `supportedKubernetes.max` ([`crate::model::releases::kamaji`]): `pin` refuses it
 /// rather than write a lock `render` then refuses. It does not fall back to an older tag: a release never runs less than the one
 /// before it, so no older tag runs `max` either.
 fn picked_kamaji_too_old(source: &Source, platform: &Platform, outcome: &Outcome) -> Option<Diagnostic> {

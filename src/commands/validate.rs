@@ -11,7 +11,7 @@ use crate::cli::{CrdFetchArgs, Format, ValidateArgs};
 use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, crds, pin};
 use crate::crd_fetch::{self, Mode};
-use crate::model::crd_assets::crd_assets;
+use crate::model::releases::crds::crd_assets;
 use crate::validate::{self, CrdSource, Options, Report};
 
 /// How long one release asset download may take.

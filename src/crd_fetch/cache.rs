@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::model::crd_assets::CrdAsset;
+use crate::model::releases::crds::CrdAsset;
 
 /// `$XDG_CACHE_HOME/kaas-gitops/crds` (Linux; `~/.cache` without it), `~/Library/Caches` on
 /// macOS, `%LOCALAPPDATA%` on Windows; `None` where the platform has no cache folder.

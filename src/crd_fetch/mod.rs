@@ -1,5 +1,5 @@
 //! The CRDs `validate` checks against, for exactly the releases `kaas.yaml` pins: the release
-//! assets of `model::crd_assets`, read from the user's cache, else downloaded from upstream (or
+//! assets of `model::releases::crds`, read from the user's cache, else downloaded from upstream (or
 //! a mirror laid out like `https://github.com`) and cached; verified against the sha256 that
 //! `pin` recorded in `kaas.lock`. Every problem of a run is returned together.
 
@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 pub use cache::default_cache_dir;
 
-use crate::model::crd_assets::{CrdAsset, UPSTREAM};
+use crate::model::releases::crds::{CrdAsset, UPSTREAM};
 use crate::repo::lock::LockedCrdAsset;
 
 /// The environment variable that names a mirror.

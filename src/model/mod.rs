@@ -9,16 +9,13 @@ use std::net::IpAddr;
 
 pub mod access;
 mod addons;
-pub mod api_skew;
 pub mod bootstrap_rbac;
 pub mod build;
-pub mod crd_assets;
 pub mod datastore_names;
 pub mod dns;
-pub mod kamaji_releases;
 pub mod pins;
-pub mod provider_releases;
 mod providers;
+pub mod releases;
 mod topology;
 pub mod upgrade;
 pub mod vips;
@@ -279,7 +276,7 @@ pub struct Platform {
 }
 
 /// The releases the management cluster runs beside what the platform layer installs: their
-/// CRDs are part of what `validate` checks the fleet against (`model::crd_assets`).
+/// CRDs are part of what `validate` checks the fleet against (`model::releases::crds`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManagementReleases {
     /// Cluster API (core and the kubeadm bootstrap provider).

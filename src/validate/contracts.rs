@@ -1,11 +1,11 @@
 //! The fleet's provider objects (cluster-api-operator `*Provider`), the API versions of its
 //! objects and the platform's `clusterApi.contract` must agree with the table of known releases
-//! ([`crate::model::provider_releases`]: the contract each release speaks, from the providers'
+//! ([`crate::model::releases::providers`]: the contract each release speaks, from the providers'
 //! `metadata.yaml`, and the API versions it serves).
 
 use std::collections::BTreeMap;
 
-use crate::model::provider_releases::{
+use crate::model::releases::providers::{
     Release, Series, contract_str, kamaji_provider_core, known_releases, lookup, semver,
 };
 use crate::model::{Contract, Platform};

@@ -229,7 +229,7 @@ pub fn run(repo: &Path, options: &Options) -> Result<Report> {
     {
         report
             .notes
-            .extend(crate::model::api_skew::note(&p.cp_provider_version, tag));
+            .extend(crate::model::releases::api_skew::note(&p.cp_provider_version, tag));
     }
     lap(&mut report, "schemas");
 

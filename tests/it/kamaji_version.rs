@@ -1,5 +1,5 @@
 //! `spec.kamaji.supportedKubernetes.max` against the Kubernetes the pinned Kamaji release can
-//! run (issue 31 item 9; `kaas_gitops::model::kamaji_releases`, from clastix/kamaji
+//! run (issue 31 item 9; `kaas_gitops::model::releases::kamaji`, from clastix/kamaji
 //! `internal/upgrade/kubeadm_version.go` at each release, enforced by
 //! `internal/webhook/handlers/tcp_version.go`): an error at the field naming the release and
 //! its maximum; a release kaas-gitops does not know is a warning.

@@ -1,4 +1,4 @@
-//! `spec.clusterApi` against the table of known releases ([`crate::model::provider_releases`]):
+//! `spec.clusterApi` against the table of known releases ([`crate::model::releases::providers`]):
 //! the core, the Kamaji control plane provider and every infrastructure provider must speak
 //! `spec.clusterApi.contract`, and the core must be at least the one the Kamaji provider was
 //! built against. Each refusal is at the field that breaks the table and names the row.
@@ -14,7 +14,7 @@
 
 use crate::diagnostics::Diagnostic;
 use crate::model::Contract;
-use crate::model::provider_releases::{
+use crate::model::releases::providers::{
     Release, Series, contract_str, kamaji_provider_core, known_releases, lookup, newest_kamaji_provider_for, semver,
 };
 use crate::spec::raw::PlatformSpec;

@@ -1,9 +1,9 @@
 //! `spec.kamaji.supportedKubernetes.max` against what the pinned Kamaji release can run
-//! ([`crate::model::kamaji_releases`]).
+//! ([`crate::model::releases::kamaji`]).
 
 use crate::diagnostics::Diagnostic;
 use crate::model::KubeVersion;
-use crate::model::kamaji_releases::{ceiling, newest_known};
+use crate::model::releases::kamaji::{ceiling, newest_known};
 use crate::spec::source::Source;
 
 const FIELD: &str = "spec.kamaji.supportedKubernetes.max";
