@@ -26,6 +26,7 @@ MIRRORED = ("registry.k8s.io", "quay.io", "docker.io")
 SANDBOX_IMAGE = "registry.k8s.io/pause:3.10"
 POD_CIDR = "10.244.0.0/24"  # host-local's range on the bridge; the bed's Services are 10.0.0.0/24
 BRIDGE = "kaase2e0"
+FORWARD_GUARD = ("-i", BRIDGE, "!", "-o", BRIDGE, "-m", "comment", "--comment", "kaas-e2e: pods reach nothing off the machine", "-j", "DROP")
 NETWORK = "kaas-e2e"
 # kubelet's own iptables chains, which `kube-proxy --cleanup` leaves (research note, trap 9).
 KUBELET_CHAINS = (("filter", "KUBE-FIREWALL"), ("filter", "KUBE-KUBELET-CANARY"), ("nat", "KUBE-KUBELET-CANARY"),
@@ -177,7 +178,8 @@ class Node:
         self.started = True
         for d in ("containerd/certs.d", "cni/net.d", "cni/ipam", "registry", "kubelet", "volume-plugins", "pods-logs"):
             os.makedirs(os.path.join(self.dir, d), exist_ok=True)
-        subprocess.run(["modprobe", "br_netfilter"], capture_output=True)
+        if shutil.which("modprobe"):
+            subprocess.run(["modprobe", "br_netfilter"], capture_output=True)
         for k, v in (("net.ipv4.ip_forward", "1"), ("net.bridge.bridge-nf-call-iptables", "1")):
             path = "/proc/sys/" + k.replace(".", "/")
             if os.path.exists(path):
@@ -205,6 +207,10 @@ class Node:
                  "ipam": {"type": "host-local", "dataDir": os.path.join(self.dir, "cni", "ipam"),
                           "ranges": [[{"subnet": POD_CIDR}]], "routes": [{"dst": "0.0.0.0/0"}]}},
                 {"type": "loopback"}]}))
+        # Nothing a Pod sends leaves the machine: forwarded packets from the bridge to any other
+        # interface are dropped (the node's own address and the bridge's Pods stay reachable).
+        sh(["iptables", "-w", "-I", "FORWARD", *FORWARD_GUARD])
+        self.guard = True
         cfg = os.path.join(self.dir, "containerd", "config.toml")
         ctd = os.path.join(self.dir, "containerd")
         open(cfg, "w").write(f'''version = 2
@@ -385,6 +391,8 @@ state = "{ctd}/state"
         for table, chain in KUBELET_CHAINS:
             subprocess.run(["iptables", "-w", "-t", table, "-F", chain], capture_output=True)
             subprocess.run(["iptables", "-w", "-t", table, "-X", chain], capture_output=True)
+        if getattr(self, "guard", False):
+            subprocess.run(["iptables", "-w", "-D", "FORWARD", *FORWARD_GUARD], capture_output=True)
         subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
         for path, v in self.sysctls.items():
             try:
