@@ -436,7 +436,7 @@ def real_pair_makes_the_control_plane(e):
     tcp = with_fields(c, "-n", TENANT, TCP, TENANT)
     print(f"  TenantControlPlane {TENANT}: written by {managers_of(tcp)}, owners {owners}, "
           f"version {tcp['spec']['kubernetes']['version']}, dataStore {tcp['spec'].get('dataStore')}", flush=True)
-    e.kamaji_state = {"fleet": f, "kcp": kcp, "t_apply": t_apply}
+    e.kamaji_state = {"fleet": f, "kcp": kcp, "t_apply": t_apply, "t_ds": t_ds}
     return fails + kamaji_writes(e, bed, kcp)
 
 
@@ -669,6 +669,12 @@ def start_node(e, bed, kcp):
     from pods import Image, Node
     node = Node(bed.c, e.a.pods_bin)
     e.kamaji_node = node
+    # build-pods.sh's time in this run (tests/e2e/run measures it) and each cache entry's cold build
+    # (the `built ... in Ns` line its build.log keeps).
+    if os.environ.get("E2E_PODS_BUILD_SECONDS"):
+        e.r.figure("kamaji pods: tests/e2e/build-pods.sh in this run (a cache hit when warm)", f"{os.environ['E2E_PODS_BUILD_SECONDS']}s")
+    for what, seconds in node.cold_builds():
+        e.r.figure(f"kamaji pods: cold build of {what} (when its cache entry was made)", f"{seconds}s")
     t0 = time.time()
     bed.c.start_scheduler()
     node.start()
@@ -734,10 +740,16 @@ def real_pods_serve(e):
         c.wait_for(f"Deployment {TENANT} available (real Pods: kubelet + containerd)", available, timeout=300, interval=1)
     except TimeoutError as ex:
         return fails + [f"{ex}; Pods: {pod_states(c)}; kubelet log: {bed.log('kubelet')[-1500:]}"]
+    now = time.time()
     e.r.figure("kamaji pods: tenant objects applied -> the TenantControlPlane's Pods Ready (real kubelet)",
-               f"{time.time() - e.kamaji_state['t_apply']:.1f}s")
+               f"{now - e.kamaji_state['t_apply']:.1f}s")
+    e.r.figure("kamaji pods: DataStore created -> the TenantControlPlane's Pods Ready (without the DataStore's deliberate delay)",
+               f"{now - e.kamaji_state['t_ds']:.1f}s")
     for line in pod_states(c):
         print(f"  Pod {line}", flush=True)
+    mem = node.pods_memory()
+    if mem is not None:
+        e.r.figure("kamaji pods: memory of the Node's Pods (kubepods cgroup, all the tenant's Pods)", f"{mem / 2**20:.0f} MiB")
     if fails:
         return fails
     return f"{ip}:{port}"

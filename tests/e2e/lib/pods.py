@@ -313,6 +313,27 @@ state = "{ctd}/state"
             return f"-d {ip}/32" in rules and f"--dport {port}" in rules
         self.c.wait_for(f"kube-proxy's rule for {ip}:{port}", routed, timeout=timeout, interval=1)
 
+    def pods_memory(self):
+        """Bytes charged to the kubelet's pods cgroup (cgroup v1 memory controller), None elsewhere."""
+        for f in ("/sys/fs/cgroup/memory/kubepods/memory.usage_in_bytes", "/sys/fs/cgroup/kubepods/memory.current"):
+            if os.path.exists(f):
+                return int(open(f).read())
+        return None
+
+    def cold_builds(self):
+        """[(programs, seconds)] from the build.log of each cache entry this Node's programs come from."""
+        out, seen = [], set()
+        for prog in ("kubelet", "proxy-server"):
+            log = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(os.path.join(self.pbin, prog)))), "build.log")
+            if log in seen or not os.path.exists(log):
+                continue
+            seen.add(log)
+            for line in open(log, errors="replace"):
+                if line.startswith("built "):
+                    what, _, secs = line[len("built "):].strip().rpartition(" in ")
+                    out.append((what, secs.rstrip("s")))
+        return out
+
     # ---- stop --------------------------------------------------------------------------------
     def stop(self):
         """Kills the Node and removes what it left on the machine (research note, trap 9)."""
