@@ -23,9 +23,13 @@ kustomize-controller would). What is real and what stands in:
            CAPMOX (ProxmoxCluster status.initialization.provisioned); cert-manager (the webhook
            serving certificate and the caBundles: openssl, clientConfig.url on loopback instead of
            the webhook Service). Each is printed with "stand-in" when it is written.
-  not run  the Pods of the TenantControlPlane's Deployment (no kubelet in this bed): its API server
-           never answers, so the TenantControlPlane stays NotReady, the provider never marks the
-           KamajiControlPlane ready and never writes `acme-kubeconfig` (issue 42, stage 2).
+  kubelet  by default, the Pods of the TenantControlPlane's Deployment do not run: kwok's fake Nodes
+           report them Ready and one kube-apiserver process stands in for their containers
+           (process_serves). With E2E_KAMAJI_PODS=1 (issue 42 stage 2) they run for real on one Node
+           (lib/pods.py: kubelet + kube-proxy, containerd, runc, bridge CNI; real_pods_serve): the
+           images are built here under the upstream names (stand-ins: the bed's v1.34.4 programs
+           for the tenant's v1.33.4 control plane), the DataStore's etcd listens on the node's
+           address, and Kamaji reaches the tenant through the Service's ClusterIP.
 
 Both controllers authenticate with a ServiceAccount token of their own; neither is cluster-admin
 nor in system:masters, and a request their upstream RBAC refuses fails the scenario.
