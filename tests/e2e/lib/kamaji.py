@@ -749,6 +749,20 @@ def real_pods_serve(e):
                f"{now - e.kamaji_state['t_apply']:.1f}s")
     e.r.figure("kamaji pods: DataStore created -> the TenantControlPlane's Pods Ready (without the DataStore's deliberate delay)",
                f"{now - e.kamaji_state['t_ds']:.1f}s")
+    def rolled_out():
+        d = c.get("-n", TENANT, "deployment", TENANT)
+        st, want = d.get("status", {}), d["spec"].get("replicas", 1)
+        return d if (st.get("observedGeneration", 0) >= d["metadata"]["generation"] and st.get("updatedReplicas") == want
+                     and st.get("availableReplicas") == want and st.get("replicas") == want) else None
+    try:
+        c.wait_for(f"Deployment {TENANT} rolled out (the Pods of older templates gone)", rolled_out, timeout=120, interval=1)
+        e.r.figure("kamaji pods: tenant objects applied -> the Deployment rolled out (only Pods of Kamaji's last template)",
+                   f"{time.time() - e.kamaji_state['t_apply']:.1f}s")
+    except TimeoutError as ex:
+        print(f"  note: {ex}", flush=True)
+    rs = [x for x in c.get("-n", TENANT, "replicasets")["items"]
+          if any(o["kind"] == "Deployment" and o["name"] == TENANT for o in x["metadata"].get("ownerReferences", []))]
+    print(f"  Deployment {TENANT}: {len(rs)} ReplicaSets (each a Pod template Kamaji wrote while it set the tenant up)", flush=True)
     for line in pod_states(c):
         print(f"  Pod {line}", flush=True)
     mem = node.pods_memory()

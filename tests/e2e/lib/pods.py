@@ -209,6 +209,10 @@ class Node:
                 {"type": "loopback"}]}))
         # Nothing a Pod sends leaves the machine: forwarded packets from the bridge to any other
         # interface are dropped (the node's own address and the bridge's Pods stay reachable).
+        # A bed killed before its stop left its guard and bridge: not twice.
+        while subprocess.run(["iptables", "-w", "-D", "FORWARD", *FORWARD_GUARD], capture_output=True).returncode == 0:
+            pass
+        subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
         sh(["iptables", "-w", "-I", "FORWARD", *FORWARD_GUARD])
         self.guard = True
         cfg = os.path.join(self.dir, "containerd", "config.toml")
