@@ -743,7 +743,8 @@ def real_pods_serve(e):
     try:
         c.wait_for(f"Deployment {TENANT} available (real Pods: kubelet + containerd)", available, timeout=300, interval=1)
     except TimeoutError as ex:
-        return fails + [f"{ex}; Pods: {pod_states(c)}; kubelet log: {bed.log('kubelet')[-1500:]}"]
+        return fails + [f"{ex}; Pods: {pod_states(c)}; kubelet log: {bed.log('kubelet')[-1500:]}; "
+                        f"container logs: {node.container_logs(TENANT)[-4000:]}"]
     now = time.time()
     e.r.figure("kamaji pods: tenant objects applied -> the TenantControlPlane's Pods Ready (real kubelet)",
                f"{now - e.kamaji_state['t_apply']:.1f}s")

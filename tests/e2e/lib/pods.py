@@ -317,6 +317,21 @@ state = "{ctd}/state"
             return f"-d {ip}/32" in rules and f"--dport {port}" in rules
         self.c.wait_for(f"kube-proxy's rule for {ip}:{port}", routed, timeout=timeout, interval=1)
 
+    def container_logs(self, namespace, lines=15):
+        """The last lines of every container log of the namespace's Pods on this Node (podLogsDir:
+        <namespace>_<pod>_<uid>/<container>/<restart>.log)."""
+        out = []
+        for pod in sorted(os.listdir(self.pod_logs)) if os.path.isdir(self.pod_logs) else []:
+            if not pod.startswith(namespace + "_"):
+                continue
+            for ctr in sorted(os.listdir(os.path.join(self.pod_logs, pod))):
+                d = os.path.join(self.pod_logs, pod, ctr)
+                logs = sorted(os.listdir(d), key=lambda f: os.path.getmtime(os.path.join(d, f)))
+                if logs:
+                    text = open(os.path.join(d, logs[-1]), errors="replace").read().splitlines()[-lines:]
+                    out.append(f"---- {pod.split('_')[1]}/{ctr}\n" + "\n".join(text))
+        return "\n".join(out)
+
     def pods_memory(self):
         """Bytes charged to the kubelet's pods cgroup (cgroup v1 memory controller), None elsewhere."""
         for f in ("/sys/fs/cgroup/memory/kubepods/memory.usage_in_bytes", "/sys/fs/cgroup/kubepods/memory.current"):
