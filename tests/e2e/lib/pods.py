@@ -310,6 +310,10 @@ state = "{ctd}/state"
             im.push(self.registry)
         return time.time() - t0
 
+    def route_local(self, ip):
+        """Sends ip to the Node's bridge (a route removed with the bridge on stop)."""
+        sh(["ip", "route", "replace", f"{ip}/32", "dev", BRIDGE])
+
     def wait_service_routed(self, ip, port, timeout=60):
         """kube-proxy's rule for a ClusterIP exists (the bed dials a Service address only then)."""
         def routed():
