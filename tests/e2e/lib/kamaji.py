@@ -29,7 +29,9 @@ kustomize-controller would). What is real and what stands in:
            (lib/pods.py: kubelet + kube-proxy, containerd, runc, bridge CNI; real_pods_serve): the
            images are built here under the upstream names (stand-ins: the bed's v1.34.4 programs
            for the tenant's v1.33.4 control plane), the DataStore's etcd listens on the node's
-           address, and Kamaji reaches the tenant through the Service's ClusterIP.
+           address, Kamaji reaches the tenant through the Service's ClusterIP, and MetalLB's part
+           (the Service's LoadBalancer status) is written by the bed, so kube-proxy routes the
+           address `acme-kubeconfig` names.
 
 Both controllers authenticate with a ServiceAccount token of their own; neither is cluster-admin
 nor in system:masters, and a request their upstream RBAC refuses fails the scenario.
@@ -966,8 +968,8 @@ def run(e, r):
              "(E2E_KAMAJI_PODS=1)" if pods else ""), flush=True)
     if pods:
         print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
-              "for Kamaji (/etc/hosts -> the Service's ClusterIP), the LoadBalancer route (the ClusterIP with the LB "
-              "address as TLS name), the images (built here under the upstream names: the control plane images are "
+              "for Kamaji (/etc/hosts -> the Service's ClusterIP), MetalLB (the bed writes the Service's LoadBalancer "
+              "address; kube-proxy routes it), the images (built here under the upstream names: the control plane images are "
               "the bed's v1.34.4 programs)", flush=True)
     else:
         print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
