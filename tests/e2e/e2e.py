@@ -418,6 +418,9 @@ def main():
     ap.add_argument("--only", default=os.environ.get("E2E_ONLY", ""))
     # Kamaji's manager and provider (tests/e2e/build-kamaji.sh): only E2E_ONLY=kamaji builds them.
     ap.add_argument("--kamaji-bin", default=os.environ.get("E2E_KAMAJI_BIN", ""))
+    # E2E_KAMAJI_PODS=1: the kamaji bed runs the TenantControlPlane's Pods on a real Node
+    # (tests/e2e/build-pods.sh builds its programs; lib/pods.py).
+    ap.add_argument("--pods-bin", default=os.environ.get("E2E_PODS_BIN", "") if os.environ.get("E2E_KAMAJI_PODS") == "1" else "")
     args = ap.parse_args()
     # SIGTERM/SIGINT/SIGHUP end the run through the finally below, so every process is stopped.
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -223,6 +223,25 @@ class Cluster:
         json.dump(cfg, open(path, "w"))
         return path
 
+    def start_scheduler(self, wait=True):
+        """kube-scheduler as user system:kube-scheduler: the API server's bootstrap RBAC binds it the
+        ClusterRoles system:kube-scheduler and system:volume-scheduler and the kube-system Role
+        extension-apiserver-authentication-reader (kubernetes v1.34.4,
+        plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go ClusterRoleBindings and
+        namespace_policy.go), as kubeadm's scheduler.conf does. Returns its secure port."""
+        kc = self.client_kubeconfig("kube-scheduler", "/CN=system:kube-scheduler")
+        sched_port = free_port()
+        self.spawn("kube-scheduler", [
+            f"{self.bin}/kube-scheduler", f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}", "--bind-address=127.0.0.1", f"--secure-port={sched_port}",
+            "--leader-elect=false"])
+        if wait:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+            self.wait_for("kube-scheduler /healthz", lambda: urllib.request.urlopen(
+                f"https://127.0.0.1:{sched_port}/healthz", context=ctx, timeout=2).status == 200, timeout=60)
+        return sched_port
+
     def start_nodes(self, count=3):
         """Nodes whose Pods "run": the real kube-scheduler binds Pods to `count` fake Nodes that
         kwok plays the kubelet of. kwok runs no container: its Stages write what a kubelet would
@@ -237,17 +256,7 @@ class Cluster:
         for prog in ("kube-scheduler", "kwok"):
             if not os.access(os.path.join(self.bin, prog), os.X_OK):
                 raise RuntimeError(f"not built: {prog} (tests/e2e/build.sh)")
-        # kube-scheduler as user system:kube-scheduler: the API server's bootstrap RBAC binds it the
-        # ClusterRoles system:kube-scheduler and system:volume-scheduler and the kube-system Role
-        # extension-apiserver-authentication-reader (kubernetes v1.34.4,
-        # plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go ClusterRoleBindings and
-        # namespace_policy.go), as kubeadm's scheduler.conf does.
-        kc = self.client_kubeconfig("kube-scheduler", "/CN=system:kube-scheduler")
-        sched_port = free_port()
-        self.spawn("kube-scheduler", [
-            f"{self.bin}/kube-scheduler", f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}", "--bind-address=127.0.0.1", f"--secure-port={sched_port}",
-            "--leader-elect=false"])
+        sched_port = self.start_scheduler(wait=False)
         # kwok under its upstream RBAC: the kwok-controller ServiceAccount and ClusterRole of
         # kustomize/rbac, and the kwok-volume ClusterRole of kustomize/stage/volume/rbac (v0.8.0);
         # their FlowSchema is left out (this API server runs without priority and fairness).

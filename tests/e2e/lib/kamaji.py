@@ -23,9 +23,15 @@ kustomize-controller would). What is real and what stands in:
            CAPMOX (ProxmoxCluster status.initialization.provisioned); cert-manager (the webhook
            serving certificate and the caBundles: openssl, clientConfig.url on loopback instead of
            the webhook Service). Each is printed with "stand-in" when it is written.
-  not run  the Pods of the TenantControlPlane's Deployment (no kubelet in this bed): its API server
-           never answers, so the TenantControlPlane stays NotReady, the provider never marks the
-           KamajiControlPlane ready and never writes `acme-kubeconfig` (issue 42, stage 2).
+  kubelet  by default, the Pods of the TenantControlPlane's Deployment do not run: kwok's fake Nodes
+           report them Ready and one kube-apiserver process stands in for their containers
+           (process_serves). With E2E_KAMAJI_PODS=1 (issue 42 stage 2) they run for real on one Node
+           (lib/pods.py: kubelet + kube-proxy, containerd, runc, bridge CNI; real_pods_serve): the
+           images are built here under the upstream names (stand-ins: the bed's v1.34.4 programs
+           for the tenant's v1.33.4 control plane), the DataStore's etcd listens on the node's
+           address, Kamaji reaches the tenant through the Service's ClusterIP, and MetalLB's part
+           (the Service's LoadBalancer status) is written by the bed, so kube-proxy routes the
+           address `acme-kubeconfig` names.
 
 Both controllers authenticate with a ServiceAccount token of their own; neither is cluster-admin
 nor in system:masters, and a request their upstream RBAC refuses fails the scenario.
@@ -34,8 +40,11 @@ import base64, json, os, re, shutil, socket, ssl, subprocess, time, urllib.error
 
 from capi import CapiBed, KAMAJI_PROVIDER, TENANT_KINDS, kamaji_reader, kustomize, mod_dir, standin, yaml_docs
 from cluster import CHARTS, free_port, sh
+from pods import POD_CIDR, SANDBOX_IMAGE
 
 TENANT = "acme"
+# The tag of sigs.k8s.io/apiserver-network-proxy that tests/e2e/build-pods.sh builds (build/konnectivity).
+POD_KONNECTIVITY_BUILT = "0.33.0"
 NS = "kamaji-system"  # the rendered HelmRelease `kamaji` and ControlPlaneProvider `kamaji` live here
 # Kamaji's webhook server port: cmd/manager/cmd.go `ctrlwebhook.NewServer(ctrlwebhook.Options{Port:
 # 9443})`, not a flag. It binds every address, so two kamaji beds cannot run at once on one machine.
@@ -241,16 +250,18 @@ class KamajiBed(CapiBed):
             f"http://127.0.0.1:{self.provider_health}/readyz", timeout=2).status == 200, timeout=120)
 
     # ---- the DataStore: stand-in for the kamaji-etcd chart ------------------------------------
-    def datastore_standin(self, release):
+    def datastore_standin(self, release, host="127.0.0.1"):
         """A real etcd with TLS as the kamaji-etcd chart leaves it, and the chart's DataStore for
-        the HelmRelease's values (`helm template` of CHARTS/kamaji-etcd), endpoint on loopback."""
+        the HelmRelease's values (`helm template` of CHARTS/kamaji-etcd), endpoint on loopback, or
+        on `host` too (the node's address, which the real Pods of the real-Pods bed reach)."""
         name = release["metadata"]["name"]
+        self.ds_host = host
         d = os.path.join(self.work, f"{name}-pki")
         os.makedirs(d)
         o = lambda *a: sh(["openssl", *a], cwd=d)  # noqa: E731
         o("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
           "-subj", f"/CN={name}-ca")
-        open(os.path.join(d, "server.ext"), "w").write("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        open(os.path.join(d, "server.ext"), "w").write(f"subjectAltName=IP:127.0.0.1,IP:{host},DNS:localhost\n"
                                                        "extendedKeyUsage=serverAuth,clientAuth\n")
         open(os.path.join(d, "client.ext"), "w").write("extendedKeyUsage=clientAuth\n")
         # The chart's root client certificate: CN=root (templates/etcd_cm.yaml, the cfssl csr).
@@ -263,11 +274,12 @@ class KamajiBed(CapiBed):
             o("x509", "-req", "-in", f"{n}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
               "-out", f"{n}.crt", "-days", "2", "-extfile", ext)
         client, peer = free_port(), free_port()
-        standin(f"the kamaji-etcd HelmRelease {release['metadata']['namespace']}/{name}: a real etcd on "
-                f"https://127.0.0.1:{client} with TLS and client-certificate auth (the chart's 3 Pods cannot run here)")
+        urls = ",".join(dict.fromkeys((f"https://127.0.0.1:{client}", f"https://{host}:{client}")))
+        standin(f"the kamaji-etcd HelmRelease {release['metadata']['namespace']}/{name}: a real etcd process on "
+                f"{urls} with TLS and client-certificate auth (the chart's 3 Pods cannot run here)")
         self.c.spawn(f"etcd-{name}", [
             f"{self.bin}/etcd", "--name", name, "--data-dir", os.path.join(self.work, f"etcd-{name}"),
-            "--listen-client-urls", f"https://127.0.0.1:{client}", "--advertise-client-urls", f"https://127.0.0.1:{client}",
+            "--listen-client-urls", urls, "--advertise-client-urls", f"https://{host}:{client}",
             "--listen-peer-urls", f"http://127.0.0.1:{peer}", "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
             "--initial-cluster", f"{name}=http://127.0.0.1:{peer}", "--client-cert-auth",
             "--trusted-ca-file", f"{d}/ca.crt", "--cert-file", f"{d}/server.crt", "--key-file", f"{d}/server.key",
@@ -304,7 +316,7 @@ class KamajiBed(CapiBed):
                   "--namespace", release["metadata"]["namespace"], "-f", values])
         ds = next(x for x in yaml_docs(out) if x["kind"] == "DataStore")
         rendered = ds["spec"]["endpoints"]
-        ds["spec"]["endpoints"] = [f"127.0.0.1:{client}"]
+        ds["spec"]["endpoints"] = [f"{host}:{client}"]
         tls = ds["spec"]["tlsConfig"]
         files = {}  # (secret namespace, name) -> {key: file}
         for part, f in (("certificateAuthority", "ca"), ("clientCertificate", "root")):
@@ -375,6 +387,8 @@ def real_pair_makes_the_control_plane(e):
     c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
     print(f"  the kubeadm bootstrap manager's KamajiControlPlane reader from {source}", flush=True)
 
+    if pods_wanted(e):
+        fails += start_node(e, bed, next(d for d in apply if d["kind"] == "KamajiControlPlane"))
     t_apply = time.time()
     r = c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
                   input=json.dumps({"apiVersion": "v1", "kind": "List", "items": apply}), check=False)
@@ -404,7 +418,8 @@ def real_pair_makes_the_control_plane(e):
     before = refusals()
     if c.kubectl("get", "-n", TENANT, TCP, TENANT, check=False).returncode == 0:
         fails.append("a TenantControlPlane exists although its DataStore does not")
-    ds, secrets, rendered = bed.datastore_standin(etcd_release)
+    node = getattr(e, "kamaji_node", None)
+    ds, secrets, rendered = bed.datastore_standin(etcd_release, node.ip if node else "127.0.0.1")
     c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": secrets + [ds]}))
     t_ds = time.time()
@@ -427,7 +442,7 @@ def real_pair_makes_the_control_plane(e):
     tcp = with_fields(c, "-n", TENANT, TCP, TENANT)
     print(f"  TenantControlPlane {TENANT}: written by {managers_of(tcp)}, owners {owners}, "
           f"version {tcp['spec']['kubernetes']['version']}, dataStore {tcp['spec'].get('dataStore')}", flush=True)
-    e.kamaji_state = {"fleet": f, "kcp": kcp, "t_apply": t_apply}
+    e.kamaji_state = {"fleet": f, "kcp": kcp, "t_apply": t_apply, "t_ds": t_ds}
     return fails + kamaji_writes(e, bed, kcp)
 
 
@@ -459,7 +474,7 @@ def kamaji_writes(e, bed, kcp):
             if want not in args:
                 fails.append(f"kube-apiserver lacks the rendered {want}: {args}")
         etcd = [a for a in args if a.startswith("--etcd-servers=")]
-        if not etcd or "127.0.0.1" not in etcd[0]:
+        if not etcd or bed.ds_host not in etcd[0]:
             fails.append(f"kube-apiserver --etcd-servers {etcd}, want the DataStore's endpoint")
     svc = c.wait_for(f"Kamaji's Service {TENANT}/{TENANT}", lambda: c.get("-n", TENANT, "service", TENANT), timeout=60)
     if svc["spec"].get("type") != kcp["spec"]["network"]["serviceType"]:
@@ -569,17 +584,30 @@ def materialize(c, ns, pod, root):
 
 
 def tenant_control_plane_serves(e):
+    """The TenantControlPlane's API server serves: its Pods really run (real_pods_serve, with
+    E2E_KAMAJI_PODS=1) or their kube-apiserver is one process beside kwok's Nodes (process_serves).
+    Kamaji then runs its kubeadm phases and add-ons in that API server, marks the TenantControlPlane
+    Ready, and the provider reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`,
+    which must reach it."""
+    if e.kamaji_bed.hosts is None:
+        return ["cannot stand in for cluster DNS for Kamaji (needs root and unshare): the tenant API is unreachable for it"]
+    served = real_pods_serve(e) if getattr(e, "kamaji_node", None) else process_serves(e)
+    if isinstance(served, list):
+        return served
+    return tenant_ready(e, served)  # served: host:port where the tenant API server answers
+
+
+def process_serves(e):
     """Stand-in for the kubelet on the TenantControlPlane's Pods: kwok's fake Nodes (lib/cluster.py
     start_nodes: the real kube-scheduler binds the Deployment's Pods, kwok reports them Running and
     Ready, the real kube-controller-manager writes the Deployment's status) and, for the containers,
     one kube-apiserver process with the Pod's kube-apiserver args and volumes (the bed's v1.34 build,
     not the image the Deployment names), on 127.0.0.1 at the Pod's port. Kamaji then runs its kubeadm
     phases and add-ons in that API server, marks the TenantControlPlane Ready, and the provider
-    reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`, which must reach it."""
+    reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`, which must reach it.
+    Returns "127.0.0.1:<port>" once the Deployment is available, or failures."""
     bed = e.kamaji_bed
-    c, fails = bed.c, []
-    if bed.hosts is None:
-        return ["cannot stand in for cluster DNS for Kamaji (needs root and unshare): the tenant API is unreachable for it"]
+    c = bed.c
     dep = c.get("-n", TENANT, "deployment", TENANT)
     pod = dep["spec"]["template"]["spec"]
     ctr = next(x for x in pod["containers"] if x["name"] == "kube-apiserver")
@@ -634,6 +662,150 @@ def tenant_control_plane_serves(e):
         pods = [f"{p['metadata']['name']} {p['status'].get('phase')} node={p['spec'].get('nodeName')}"
                 for p in c.get("-n", TENANT, "pods")["items"]]
         return [f"{ex}; Pods: {pods}"]
+    return f"127.0.0.1:{port}"
+
+
+def pods_wanted(e):
+    return bool(getattr(e.a, "pods_bin", None))
+
+
+def start_node(e, bed, kcp):
+    """The real Node (lib/pods.py) and the images the TenantControlPlane's Deployment asks for,
+    pushed to its loopback registry under their upstream names before the tenant is applied."""
+    from pods import Image, Node
+    node = Node(bed.c, e.a.pods_bin)
+    e.kamaji_node = node
+    # build-pods.sh's time in this run (tests/e2e/run measures it) and each cache entry's cold build
+    # (the `built ... in Ns` line its build.log keeps).
+    if os.environ.get("E2E_PODS_BUILD_SECONDS"):
+        e.r.figure("kamaji pods: tests/e2e/build-pods.sh in this run (a cache hit when warm)", f"{os.environ['E2E_PODS_BUILD_SECONDS']}s")
+    for what, seconds in node.cold_builds():
+        e.r.figure(f"kamaji pods: cold build of {what} (when its cache entry was made)", f"{seconds}s")
+    t0 = time.time()
+    bed.c.start_scheduler()
+    node.start()
+    e.r.figure("kamaji pods: Node start (registry, containerd, kubelet, kube-proxy -> Node Ready)", f"{time.time() - t0:.1f}s")
+    print(f"  real: Node {node.name} ({node.ip}): kubelet and kube-proxy {bed.c.version['gitVersion']} on "
+          f"{sh(['containerd', '--version']).split()[2]} + {sh(['runc', '--version']).splitlines()[0]}, bridge CNI {POD_CIDR}",
+          flush=True)
+    version = kcp["spec"]["version"]
+    # Kamaji's default konnectivity-server tag for a tenant version (internal/builders/controlplane/
+    # konnectivity_server.go serverVersion: v0.<minor>.0) unless the KCP names one.
+    konn = ((kcp["spec"].get("addons") or {}).get("konnectivity") or {}).get("server") or {}
+    konn_version = konn.get("version") or f"v0.{int(version.lstrip('v').split('.')[1])}.0"
+    konn_image = f"{konn.get('image') or 'registry.k8s.io/kas-network-proxy/proxy-server'}:{konn_version}"
+    images = [Image(f"registry.k8s.io/{p}:{version}", {f"/usr/local/bin/{p}": os.path.join(bed.bin, p)},
+                    entrypoint=[f"/usr/local/bin/{p}"])
+              for p in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")]
+    images.append(Image(konn_image, {"/proxy-server": os.path.join(e.a.pods_bin, "proxy-server")}, entrypoint=["/proxy-server"]))
+    secs = node.push(images)
+    e.r.figure("kamaji pods: tenant images written and pushed to the loopback registry", f"{secs:.1f}s")
+    have = bed.c.version["gitVersion"]
+    for im in images[:3]:
+        if not im.name.endswith(":" + have):
+            standin(f"image {im.name}: {os.path.basename(im.name.split(':')[0])} {have} (the bed's build), not {version}")
+    built = f"v{POD_KONNECTIVITY_BUILT}"
+    standin(f"image {konn_image}: proxy-server {built} built here (sigs.k8s.io/apiserver-network-proxy), "
+            f"not the upstream image{'' if konn_version == built else ', and not ' + konn_version}")
+    standin(f"image {SANDBOX_IMAGE}: Kubernetes' pause.c (k8s.io/kubernetes {have} build/pause), built here")
+    e.kamaji_state_images = {im.name for im in images} | {SANDBOX_IMAGE}
+    return []
+
+
+def real_pods_serve(e):
+    """The TenantControlPlane's Pods run for real: the kube-scheduler binds them to the real Node, its
+    kubelet runs them in containerd (images from the loopback registry) and their probes pass, the
+    kube-controller-manager marks the Deployment available. Kamaji reaches the tenant API server
+    through its Service's ClusterIP, which kube-proxy routes to the Pod. Returns "<ClusterIP>:<port>"."""
+    bed, node = e.kamaji_bed, e.kamaji_node
+    c, fails = bed.c, []
+    dep = c.get("-n", TENANT, "deployment", TENANT)
+    asked = {x["image"] for x in dep["spec"]["template"]["spec"]["containers"] + dep["spec"]["template"]["spec"].get("initContainers", [])}
+    if asked - e.kamaji_state_images:
+        fails.append(f"the Deployment asks images the bed did not push: {sorted(asked - e.kamaji_state_images)}")
+    svc = c.get("-n", TENANT, "service", TENANT)
+    ip = svc["spec"]["clusterIP"]
+    port = next((p["port"] for p in svc["spec"]["ports"] if p.get("name") == "kube-apiserver"), svc["spec"]["ports"][0]["port"])
+    try:
+        node.wait_service_routed(ip, port)
+    except TimeoutError as ex:
+        return fails + [f"{ex}"]
+    # Kamaji dials https://acme.acme.svc:<port>: its /etc/hosts stand-in now names the ClusterIP
+    # (written in place: the file is bind-mounted by inode), so the request takes kube-proxy's route.
+    with open(bed.hosts, "r+") as f:
+        lines = [x for x in f.read().splitlines() if not x.endswith(f" {TENANT}.{TENANT}.svc")]
+        f.seek(0)
+        f.truncate()
+        f.write("\n".join(lines + [f"{ip} {TENANT}.{TENANT}.svc"]) + "\n")
+    standin(f"cluster DNS for Kamaji: {TENANT}.{TENANT}.svc -> the Service's ClusterIP {ip} (kube-proxy routes it to the Pod)")
+
+    def available():
+        d = c.get("-n", TENANT, "deployment", TENANT)
+        return d if d.get("status", {}).get("availableReplicas", 0) >= d["spec"].get("replicas", 1) else None
+    try:
+        c.wait_for(f"Deployment {TENANT} available (real Pods: kubelet + containerd)", available, timeout=300, interval=1)
+    except TimeoutError as ex:
+        return fails + [f"{ex}; Pods: {pod_states(c)}; kubelet log: {bed.log('kubelet')[-1500:]}; "
+                        f"container logs: {node.container_logs(TENANT)[-4000:]}"]
+    now = time.time()
+    e.r.figure("kamaji pods: tenant objects applied -> the TenantControlPlane's Pods Ready (real kubelet)",
+               f"{now - e.kamaji_state['t_apply']:.1f}s")
+    e.r.figure("kamaji pods: DataStore created -> the TenantControlPlane's Pods Ready (without the DataStore's deliberate delay)",
+               f"{now - e.kamaji_state['t_ds']:.1f}s")
+    def rolled_out():
+        d = c.get("-n", TENANT, "deployment", TENANT)
+        st, want = d.get("status", {}), d["spec"].get("replicas", 1)
+        return d if (st.get("observedGeneration", 0) >= d["metadata"]["generation"] and st.get("updatedReplicas") == want
+                     and st.get("availableReplicas") == want and st.get("replicas") == want) else None
+    try:
+        c.wait_for(f"Deployment {TENANT} rolled out (the Pods of older templates gone)", rolled_out, timeout=120, interval=1)
+        e.r.figure("kamaji pods: tenant objects applied -> the Deployment rolled out (only Pods of Kamaji's last template)",
+                   f"{time.time() - e.kamaji_state['t_apply']:.1f}s")
+    except TimeoutError as ex:
+        print(f"  note: {ex}", flush=True)
+    rs = [x for x in c.get("-n", TENANT, "replicasets")["items"]
+          if any(o["kind"] == "Deployment" and o["name"] == TENANT for o in x["metadata"].get("ownerReferences", []))]
+    print(f"  Deployment {TENANT}: {len(rs)} ReplicaSets (each a Pod template Kamaji wrote while it set the tenant up)", flush=True)
+    for line in pod_states(c):
+        print(f"  Pod {line}", flush=True)
+    # MetalLB's part: the LoadBalancer Service's address in its status. kube-proxy then routes it to the
+    # Pods like the ClusterIP; a host route sends the address to the Node's bridge, so a request to it
+    # never leaves the machine, rule or not.
+    lb = e.kamaji_state["kcp"]["spec"]["network"].get("serviceAddress")
+    if svc["spec"].get("type") == "LoadBalancer" and lb:
+        node.route_local(lb)
+        c.kubectl("patch", "-n", TENANT, "service", TENANT, "--subresource=status", "--type=merge",
+                  "-p", json.dumps({"status": {"loadBalancer": {"ingress": [{"ip": lb, "ipMode": "VIP"}]}}}))
+        standin(f"MetalLB: Service {TENANT}/{TENANT} status.loadBalancer.ingress {lb} (kube-proxy routes it to the Pods)")
+        try:
+            node.wait_service_routed(lb, port)
+            e.kamaji_state["lb_routed"] = lb
+        except TimeoutError as ex:
+            print(f"  note: {ex}: the LoadBalancer address stays a stand-in route", flush=True)
+    mem = node.pods_memory()
+    if mem is not None:
+        e.r.figure("kamaji pods: memory of the Node's Pods (kubepods cgroup, all the tenant's Pods)", f"{mem / 2**20:.0f} MiB")
+    if fails:
+        return fails
+    return f"{ip}:{port}"
+
+
+def pod_states(c):
+    out = []
+    for p in c.get("-n", TENANT, "pods")["items"]:
+        st = p.get("status", {})
+        ctrs = ", ".join(f"{x['name']} ready={x.get('ready')} restarts={x.get('restartCount')}"
+                         + (f" {list(x.get('state', {}))[0]}" if x.get("state") else "")
+                         for x in st.get("containerStatuses", []))
+        out.append(f"{p['metadata']['name']} {st.get('phase')} node={p['spec'].get('nodeName')} ip={st.get('podIP')}: {ctrs}")
+    return out
+
+
+def tenant_ready(e, addr):
+    """After the Deployment is available, with the tenant API server answering at addr: Kamaji marks
+    the TenantControlPlane Ready, the provider the KamajiControlPlane, and writes the kubeconfig."""
+    bed = e.kamaji_bed
+    c, fails = bed.c, []
     t0 = time.time()
 
     def ready():
@@ -685,16 +857,20 @@ def tenant_control_plane_serves(e):
     open(path, "wb").write(base64.b64decode(secret["data"]["value"]))
     server = yaml_docs(open(path).read())[0]["clusters"][0]["cluster"]["server"]
     host = server.split("//", 1)[1].rsplit(":", 1)[0]
-    # The LoadBalancer address (MetalLB's) is not routed here: the request goes to 127.0.0.1 with the
-    # address as TLS server name, so the certificate is verified for it as a client there would.
-    standin(f"the route to the LoadBalancer address {server}: 127.0.0.1:{port}, TLS server name {host}")
-    r = subprocess.run(["kubectl", "--kubeconfig", path, "--server", f"https://127.0.0.1:{port}", "--tls-server-name", host,
-                        "get", "--raw", "/version"], capture_output=True, text=True)
+    if e.kamaji_state.get("lb_routed") == host:
+        route = []  # kube-proxy routes the LoadBalancer address (real_pods_serve): the kubeconfig as written
+        print(f"  {TENANT}-kubeconfig used as written: kube-proxy routes {host} to the tenant's Pods", flush=True)
+    else:
+        # The LoadBalancer address (MetalLB's) is not routed here: the request goes to addr with the
+        # address as TLS server name, so the certificate is verified for it as a client there would.
+        standin(f"the route to the LoadBalancer address {server}: {addr}, TLS server name {host}")
+        route = ["--server", f"https://{addr}", "--tls-server-name", host]
+    r = subprocess.run(["kubectl", "--kubeconfig", path, *route, "get", "--raw", "/version"], capture_output=True, text=True)
     if r.returncode != 0:
         return fails + [f"{TENANT}-kubeconfig does not reach the tenant API server: {r.stderr.strip()[:400]}"]
     print(f"  {TENANT}-kubeconfig ({server}) reaches the tenant API server: {json.loads(r.stdout)['gitVersion']}", flush=True)
-    e.kamaji_state["tenant"] = ["kubectl", "--kubeconfig", path, "--server", f"https://127.0.0.1:{port}", "--tls-server-name", host]
-    e.kamaji_state["tenant_port"] = port
+    e.kamaji_state["tenant"] = ["kubectl", "--kubeconfig", path, *route]
+    e.kamaji_state["tenant_addr"] = addr
     return fails
 
 
@@ -732,7 +908,7 @@ def person_kubeconfig(e):
     `kube-public/cluster-info`, which Kamaji writes (internal/kubeadm/bootstraptoken.go)."""
     bed, f = e.kamaji_bed, e.kamaji_state["fleet"]
     c, fails = bed.c, []
-    port = e.kamaji_state["tenant_port"]
+    addr = e.kamaji_state["tenant_addr"]
     person = c.client_kubeconfig("jane", f"/O={TENANT}-admins/CN=jane@example.com")
     r = c.kubectl("--kubeconfig", person, "get", "-n", TENANT, "secret", f"{TENANT}-kubeconfig", check=False)
     if r.returncode == 0 or "forbidden" not in r.stderr:
@@ -746,7 +922,7 @@ def person_kubeconfig(e):
     open(ca_file, "wb").write(ca_pem)
     fp = subprocess.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in", ca_file],
                         capture_output=True, text=True, check=True).stdout.strip().rsplit("=", 1)[1]
-    tunnel = f"https://127.0.0.1:{port}"
+    tunnel = f"https://{addr}"
     standin(f"the route to the tenant's endpoint: `kaas-gitops kubeconfig --server {tunnel}` (a tunnel, as through a bastion)")
     for pin in (None, fp):
         args = ["kubeconfig", TENANT, "--kubeconfig", person, "--server", tunnel] + (["--ca-sha256", pin] if pin else [])
@@ -784,12 +960,22 @@ def run(e, r):
     if not getattr(e.a, "kamaji_bin", None):
         r.not_run("kamaji: the real Kamaji and provider", "no --kamaji-bin (tests/e2e/run builds it for E2E_ONLY=kamaji)")
         return
+    pods = pods_wanted(e)
     print("  real: etcd, kube-apiserver, kube-controller-manager, CAPI core + kubeadm bootstrap managers, Kamaji 26.8.2-edge "
-          "(chart CRDs, RBAC, webhooks), Kamaji provider v0.20.0 (config/rbac), the rendered tenant objects", flush=True)
-    print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
-          "for Kamaji, the LoadBalancer route, the kubelet of the TenantControlPlane's Pods (kwok's fake Nodes + one "
-          "kube-apiserver process with the Pod's args; its scheduler, controller-manager and konnectivity-server do not run)",
-          flush=True)
+          "(chart CRDs, RBAC, webhooks), Kamaji provider v0.20.0 (config/rbac), the rendered tenant objects"
+          + (", kube-scheduler, one Node (kubelet + kube-proxy v1.34.4, containerd, runc, bridge CNI) running the "
+             "TenantControlPlane's Pods: kube-apiserver, kube-controller-manager, kube-scheduler, konnectivity-server "
+             "(E2E_KAMAJI_PODS=1)" if pods else ""), flush=True)
+    if pods:
+        print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
+              "for Kamaji (/etc/hosts -> the Service's ClusterIP), MetalLB (the bed writes the Service's LoadBalancer "
+              "address; kube-proxy routes it), the images (built here under the upstream names: the control plane images are "
+              "the bed's v1.34.4 programs)", flush=True)
+    else:
+        print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
+              "for Kamaji, the LoadBalancer route, the kubelet of the TenantControlPlane's Pods (kwok's fake Nodes + one "
+              "kube-apiserver process with the Pod's args; its scheduler, controller-manager and konnectivity-server do not run)",
+              flush=True)
     try:
         ok = r.run("kamaji: the provider creates the TenantControlPlane once its DataStore exists (Kamaji's webhook refuses "
                    "it before); Kamaji writes the Deployment, Service, certificates and the datastore user; the "
@@ -800,7 +986,7 @@ def run(e, r):
         else:
             r.not_run("kamaji: dnsServiceIPs kept", "the scenario before it failed")
         serves = ok and r.run(
-            "kamaji: the TenantControlPlane's API server serves (stand-in kubelet); Kamaji marks it Ready, the provider "
+            f"kamaji: the TenantControlPlane's API server serves ({'its Pods run on a real kubelet + containerd' if pods else 'stand-in kubelet'}); Kamaji marks it Ready, the provider "
             "reports the KamajiControlPlane ready and writes <cluster>-kubeconfig, which reaches it", tenant_control_plane_serves, e)
         if not ok:
             r.not_run("kamaji: the tenant API server serves", "the scenario before it failed")
@@ -824,4 +1010,7 @@ def run(e, r):
         if bed is not None:
             if any(res[1] == "FAIL" for res in r.results[-3:]):
                 print(bed.c.tail_logs(30), flush=True)
+            node = getattr(e, "kamaji_node", None)
+            if node is not None:
+                node.stop()
             bed.c.stop()
