@@ -568,15 +568,17 @@ def materialize(c, ns, pod, root):
     return out
 
 
-def tenant_control_plane_serves(e):
+def tenant_control_plane_serves(e, again=False):
     """Stand-in for the kubelet on the TenantControlPlane's Pods: kwok's fake Nodes (lib/cluster.py
     start_nodes: the real kube-scheduler binds the Deployment's Pods, kwok reports them Running and
     Ready, the real kube-controller-manager writes the Deployment's status) and, for the containers,
     one kube-apiserver process with the Pod's kube-apiserver args and volumes (the bed's v1.34 build,
     not the image the Deployment names), on 127.0.0.1 at the Pod's port. Kamaji then runs its kubeadm
     phases and add-ons in that API server, marks the TenantControlPlane Ready, and the provider
-    reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`, which must reach it."""
+    reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`, which must reach it.
+    again: the same on the rebuilt management cluster (lib/kamaji_rebuild.py), figures named so."""
     bed = e.kamaji_bed
+    label = "kamaji rebuild" if again else "kamaji"
     c, fails = bed.c, []
     if bed.hosts is None:
         return ["cannot stand in for cluster DNS for Kamaji (needs root and unshare): the tenant API is unreachable for it"]
@@ -645,7 +647,7 @@ def tenant_control_plane_serves(e):
         t = c.get("-n", TENANT, TCP, TENANT)
         return [f"{ex}; status: {json.dumps(t.get('status', {}).get('kubernetesResources', {}).get('version'))}; "
                 f"kamaji log: {bed.log('kamaji')[-1500:]}"]
-    e.r.figure("kamaji: Deployment available -> TenantControlPlane Ready (Kamaji's kubeadm phases and add-ons)", f"{time.time() - t0:.1f}s")
+    e.r.figure(f"{label}: Deployment available -> TenantControlPlane Ready (Kamaji's kubeadm phases and add-ons)", f"{time.time() - t0:.1f}s")
     # The tenant's data sits in the DataStore under the prefix Kamaji set up for it (its schema:
     # status.storage.setup.schema, the TenantControlPlane's UID by default, tcp_defaults.go).
     schema = tcp.get("status", {}).get("storage", {}).get("setup", {}).get("schema")
@@ -673,7 +675,7 @@ def tenant_control_plane_serves(e):
     except TimeoutError as ex:
         k = c.get("-n", TENANT, KCP, TENANT)
         return fails + [f"{ex}; KCP status: {json.dumps(k.get('status'))[:800]}; provider log: {bed.log(PROVIDER)[-800:]}"]
-    e.r.figure("kamaji: tenant objects applied -> KamajiControlPlane ready and <cluster>-kubeconfig written (1 tenant)",
+    e.r.figure(f"{label}: tenant objects applied -> KamajiControlPlane ready and <cluster>-kubeconfig written (1 tenant)",
                f"{time.time() - e.kamaji_state['t_apply']:.1f}s")
     k = with_fields(c, "-n", TENANT, KCP, TENANT)
     print(f"  KamajiControlPlane {TENANT}: ready={k['status'].get('ready')} version={k['status'].get('version')} "
