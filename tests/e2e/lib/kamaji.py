@@ -821,6 +821,12 @@ def run(e, r):
                   rbac_held, e)
         else:
             r.not_run("kamaji: RBAC held", "the bed did not start")
+        if serves:
+            from kamaji_rebuild import management_rebuilt_from_git  # imports this module
+            r.run("kamaji: a management cluster lost (no finalizer run, its DataStore kept) and rebuilt from git brings "
+                  "the tenant back on its old key prefix with its data (issue 41 item 2)", management_rebuilt_from_git, e)
+        else:
+            r.not_run("kamaji: management cluster rebuilt from git", "the tenant API server did not serve")
     finally:
         bed = getattr(e, "kamaji_bed", None)
         if bed is not None:
