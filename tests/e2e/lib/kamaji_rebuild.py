@@ -198,9 +198,9 @@ def management_rebuilt_from_git(e):
 
     # The new Deployment, Kamaji's Secrets, the provider's report (the same checks as the first
     # time), then the tenant API server from the new Deployment's args.
-    fails += kamaji_writes(e, new, kcp)
-    if fails:
-        return fails
+    writes = kamaji_writes(e, new, kcp)
+    if writes:
+        return fails + writes
     st["t_apply"] = t_apply
     served = tenant_control_plane_serves(e, again=True)
     if served:
@@ -219,14 +219,16 @@ def management_rebuilt_from_git(e):
                          f"vs {cm['metadata']['uid']} {cm.get('data')}")
         e.r.figure("kamaji rebuild: new management plane up -> tenant serves its old data again", f"{t_served - t_up:.1f}s")
         e.r.figure("kamaji rebuild: management cluster lost -> tenant serves its old data again", f"{t_served - t_loss:.1f}s")
-    after = prefix_count(new, prefix)
+    # The count under the prefix the new control plane runs on (its status.storage.setup.schema).
+    now = f"/{nsetup.get('schema')}/"
+    after = prefix_count(new, now)
     uid_keys = prefix_count(new, f"/{new_uid}/")
-    print(f"  DataStore: {after} keys under {prefix} (before the loss {before}); under /{new_uid}/ (the new UID, "
-          f"Kamaji's default without the rendered schema): {uid_keys}; under /{old_uid}/: {prefix_count(new, f'/{old_uid}/')}",
-          flush=True)
+    print(f"  DataStore: {after} keys under {now}, the new control plane's prefix (under {prefix} before the loss: {before}); "
+          f"under /{new_uid}/ (the new UID, Kamaji's default without the rendered schema): {uid_keys}; "
+          f"under /{old_uid}/: {prefix_count(new, f'/{old_uid}/')}", flush=True)
     e.r.figure("kamaji rebuild: DataStore keys under the tenant's prefix after the rebuild", str(after))
     if after < before:
-        fails.append(f"the key count under {prefix} restarted: {before} before the loss, {after} after the rebuild")
+        fails.append(f"the key count restarted: {before} under {prefix} before the loss, {after} under {now} after the rebuild")
     if nsetup.get("schema") == schema:
         print(f"  counter-fact: without dataStoreSchema the new TenantControlPlane would have taken /{new_uid}/ "
               f"({uid_keys} keys), not {prefix}", flush=True)
