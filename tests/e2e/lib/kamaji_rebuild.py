@@ -37,22 +37,39 @@ def prefix_count(bed, prefix):
     return int(bed.etcd_call("/v3/kv/range", {"key": b64(p), "range_end": b64(end), "count_only": True}).get("count", 0))
 
 
+def bindable(port, host):
+    s = socket.socket()
+    try:
+        s.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
 def hold(port, host, wait_for):
-    """A listening socket on the port a process of the lost bed held (Kamaji's fixed webhook port,
-    the tenant API server's), kept until the rebuilt bed starts its own: a running kamaji bed owns
-    them (lib/kamaji.py WEBHOOK_PORT), and another session's bed on this machine would take them
-    in the gap. SO_REUSEADDR: the lost processes' connections may sit in TIME_WAIT."""
+    """A socket bound (not listening: a client is refused, as while the process is gone) to the
+    port a process of the lost bed held (Kamaji's fixed webhook port, the tenant API server's),
+    kept until the rebuilt bed starts its own: a running kamaji bed owns them (lib/kamaji.py
+    WEBHOOK_PORT), and another session's bed on this machine, whose check binds them first, would
+    take them in the gap. SO_REUSEADDR: the lost processes' connections may sit in TIME_WAIT."""
     def bound():
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
-            s.listen(1)
             return s
         except OSError:
             s.close()
             return None
     return wait_for(f"port {port} held for the rebuild (taken by another process?)", bound, timeout=600, interval=2)
+
+
+def release(held, port, host, wait_for):
+    """Closes the held socket and waits until a plain bind (the bed's own check) succeeds."""
+    held.pop(port).close()
+    wait_for(f"port {port} free for the rebuilt bed", lambda: bindable(port, host), timeout=90, interval=1)
 
 
 def lose_management_cluster(bed, keep):
@@ -142,21 +159,20 @@ def management_rebuilt_from_git(e):
         return [f"no DataStore process {keep} in the bed (procs {sorted(old.c.procs)})"]
     t_loss = time.time()
     kept = lose_management_cluster(old, keep)
-    held = {p: hold(p, h, old.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (st["tenant_port"], "127.0.0.1"))}
-    after_loss = prefix_count(old, prefix)
-    print(f"  DataStore after the loss: {after_loss} keys under {prefix}", flush=True)
-    if after_loss != before:
-        fails.append(f"the loss changed the DataStore: {before} -> {after_loss} keys under {prefix}")
-
     # 3. The rebuild from git: a new management bed beside the surviving DataStore process, which
     # it adopts (stopped with it at the end).
     new = KamajiBed(os.path.join(e.work, "kamaji-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
     new.c.procs[keep] = kept
     new.etcd, new.etcd_token = old.etcd, old.etcd_token
     e.kamaji_bed = new
+    held = {p: hold(p, h, new.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (st["tenant_port"], "127.0.0.1"))}
+    after_loss = prefix_count(new, prefix)
+    print(f"  DataStore after the loss: {after_loss} keys under {prefix}", flush=True)
+    if after_loss != before:
+        fails.append(f"the loss changed the DataStore: {before} -> {after_loss} keys under {prefix}")
     t0 = time.time()
     new.start()
-    held.pop(WEBHOOK_PORT).close()
+    release(held, WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)
     new.start_kamaji_pair(f)
     t_up = time.time()
     e.r.figure("kamaji rebuild: new management bed start (fresh etcd, CAPI managers, Kamaji chart + manager, provider)",
@@ -209,7 +225,7 @@ def management_rebuilt_from_git(e):
     if writes:
         return fails + writes
     st["t_apply"] = t_apply
-    held.pop(st["tenant_port"]).close()
+    release(held, st["tenant_port"], "127.0.0.1", new.c.wait_for)
     served = tenant_control_plane_serves(e, again=True)
     if served:
         return fails + served
