@@ -195,8 +195,8 @@ def management_rebuilt_from_git(e):
     standin(f"CAPMOX's ProxmoxCluster {TENANT}/{TENANT} status.initialization.provisioned=true")
     c.kubectl("patch", "-n", TENANT, "proxmoxcluster", TENANT, "--subresource=status", "--type=merge",
               "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
-    release = next(d for d in flux if d["kind"] == "HelmRelease" and d["spec"]["chart"]["spec"]["chart"] == "kamaji-etcd")
-    ds = datastore_from_git(new, old, release)
+    etcd_release = next(d for d in flux if d["kind"] == "HelmRelease" and d["spec"]["chart"]["spec"]["chart"] == "kamaji-etcd")
+    ds = datastore_from_git(new, old, etcd_release)
     c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": ds}))
     print(f"  DataStore {ds[-1]['metadata']['name']} (chart render of the fleet's values) -> the surviving etcd "
