@@ -37,6 +37,15 @@ def prefix_count(bed, prefix):
     return int(bed.etcd_call("/v3/kv/range", {"key": b64(p), "range_end": b64(end), "count_only": True}).get("count", 0))
 
 
+def leased(bed, prefix):
+    """Keys under `prefix` bound to an etcd lease (the API server's own: they expire once nothing
+    renews them)."""
+    p = prefix.encode()
+    end = p[:-1] + bytes([p[-1] + 1])
+    kvs = bed.etcd_call("/v3/kv/range", {"key": b64(p), "range_end": b64(end), "keys_only": True}).get("kvs", [])
+    return sorted(base64.b64decode(kv["key"]).decode() for kv in kvs if int(kv.get("lease", 0)))
+
+
 def bindable(port, host):
     s = socket.socket()
     try:
@@ -152,6 +161,7 @@ def management_rebuilt_from_git(e):
     print(f"  tenant: ConfigMap default/{SURVIVOR} written (uid {cm['metadata']['uid']}); DataStore: {before} keys under "
           f"{prefix}, {key} present: {prefix_count(old, key) > 0}", flush=True)
     e.r.figure("kamaji rebuild: DataStore keys under the tenant's prefix before the loss", str(before))
+    print(f"  of which bound to an etcd lease (expire while no API server renews them): {leased(old, prefix)}", flush=True)
 
     # 2. The loss.
     keep = f"etcd-{kcp['spec']['dataStoreName']}"
@@ -228,10 +238,13 @@ def management_rebuilt_from_git(e):
     # (the old data, or nothing: an empty prefix a fresh API server then fills).
     now = f"/{nsetup.get('schema')}/"
     at_start = prefix_count(new, now)
-    print(f"  DataStore: {at_start} keys under {now}, the new control plane's prefix, before its API server starts", flush=True)
+    has = prefix_count(new, f"/{nsetup.get('schema')}/configmaps/default/{SURVIVOR}") > 0
+    print(f"  DataStore: {at_start} keys under {now}, the new control plane's prefix, before its API server starts "
+          f"({before} under {prefix} before the loss); ConfigMap {SURVIVOR} there: {has}", flush=True)
     e.r.figure("kamaji rebuild: DataStore keys under the new control plane's prefix before its API server starts", str(at_start))
-    if at_start < before:
-        fails.append(f"the new control plane starts on {at_start} keys under {now}: {before} were under {prefix} before the loss")
+    if at_start == 0 or not has:
+        fails.append(f"the new control plane starts on {at_start} keys under {now} (ConfigMap {SURVIVOR} there: {has}): "
+                     f"its data restarted from zero; {before} keys were under {prefix} before the loss")
     st["t_apply"] = t_apply
     release(held, st["tenant_port"], "127.0.0.1", new.c.wait_for)
     served = tenant_control_plane_serves(e, again=True)
