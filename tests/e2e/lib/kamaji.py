@@ -583,18 +583,20 @@ def materialize(c, ns, pod, root):
     return out
 
 
-def tenant_control_plane_serves(e):
+def tenant_control_plane_serves(e, again=False):
     """The TenantControlPlane's API server serves: its Pods really run (real_pods_serve, with
     E2E_KAMAJI_PODS=1) or their kube-apiserver is one process beside kwok's Nodes (process_serves).
     Kamaji then runs its kubeadm phases and add-ons in that API server, marks the TenantControlPlane
     Ready, and the provider reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`,
-    which must reach it."""
+    which must reach it. again: the same on the rebuilt management cluster (lib/kamaji_rebuild.py),
+    its figures named so."""
     if e.kamaji_bed.hosts is None:
         return ["cannot stand in for cluster DNS for Kamaji (needs root and unshare): the tenant API is unreachable for it"]
     served = real_pods_serve(e) if getattr(e, "kamaji_node", None) else process_serves(e)
     if isinstance(served, list):
         return served
-    return tenant_ready(e, served)  # served: host:port where the tenant API server answers
+    # served: host:port where the tenant API server answers
+    return tenant_ready(e, served, "kamaji rebuild" if again else "kamaji")
 
 
 def process_serves(e):
@@ -801,7 +803,7 @@ def pod_states(c):
     return out
 
 
-def tenant_ready(e, addr):
+def tenant_ready(e, addr, label="kamaji"):
     """After the Deployment is available, with the tenant API server answering at addr: Kamaji marks
     the TenantControlPlane Ready, the provider the KamajiControlPlane, and writes the kubeconfig."""
     bed = e.kamaji_bed
@@ -817,7 +819,7 @@ def tenant_ready(e, addr):
         t = c.get("-n", TENANT, TCP, TENANT)
         return [f"{ex}; status: {json.dumps(t.get('status', {}).get('kubernetesResources', {}).get('version'))}; "
                 f"kamaji log: {bed.log('kamaji')[-1500:]}"]
-    e.r.figure("kamaji: Deployment available -> TenantControlPlane Ready (Kamaji's kubeadm phases and add-ons)", f"{time.time() - t0:.1f}s")
+    e.r.figure(f"{label}: Deployment available -> TenantControlPlane Ready (Kamaji's kubeadm phases and add-ons)", f"{time.time() - t0:.1f}s")
     # The tenant's data sits in the DataStore under the prefix Kamaji set up for it (its schema:
     # status.storage.setup.schema, the TenantControlPlane's UID by default, tcp_defaults.go).
     schema = tcp.get("status", {}).get("storage", {}).get("setup", {}).get("schema")
@@ -845,7 +847,7 @@ def tenant_ready(e, addr):
     except TimeoutError as ex:
         k = c.get("-n", TENANT, KCP, TENANT)
         return fails + [f"{ex}; KCP status: {json.dumps(k.get('status'))[:800]}; provider log: {bed.log(PROVIDER)[-800:]}"]
-    e.r.figure("kamaji: tenant objects applied -> KamajiControlPlane ready and <cluster>-kubeconfig written (1 tenant)",
+    e.r.figure(f"{label}: tenant objects applied -> KamajiControlPlane ready and <cluster>-kubeconfig written (1 tenant)",
                f"{time.time() - e.kamaji_state['t_apply']:.1f}s")
     k = with_fields(c, "-n", TENANT, KCP, TENANT)
     print(f"  KamajiControlPlane {TENANT}: ready={k['status'].get('ready')} version={k['status'].get('version')} "
@@ -1009,6 +1011,16 @@ def run(e, r):
                   rbac_held, e)
         else:
             r.not_run("kamaji: RBAC held", "the bed did not start")
+        if serves and pods_wanted(e):
+            r.not_run("kamaji: management cluster rebuilt from git",
+                      "with E2E_KAMAJI_PODS=1 the rebuild is not run yet: the Node would have to outlive the lost "
+                      "management cluster and join the new one (it runs in the default kamaji bed)")
+        elif serves:
+            from kamaji_rebuild import management_rebuilt_from_git  # imports this module
+            r.run("kamaji: a management cluster lost (no finalizer run, its DataStore kept) and rebuilt from git brings "
+                  "the tenant back on its old key prefix with its data (issue 41 item 2)", management_rebuilt_from_git, e)
+        else:
+            r.not_run("kamaji: management cluster rebuilt from git", "the tenant API server did not serve")
     finally:
         bed = getattr(e, "kamaji_bed", None)
         if bed is not None:

@@ -1,0 +1,296 @@
+"""Issue 41 item 2 on the real pair: a management cluster lost and rebuilt from git brings the
+tenant back on its old key prefix with its data (docs/backup.md, "Rebuilding the management
+cluster from git"). Run by lib/kamaji.py after its scenarios, on the bed they leave: the tenant
+`acme` serving (stand-in kubelet) from the stand-in kamaji-etcd DataStore.
+
+  1. tenant data: a ConfigMap `default/survivor` written through the tenant API; the DataStore's
+     keys under the TenantControlPlane's prefix `/<status.storage.setup.schema>/` counted;
+  2. the loss: every process of the management cluster (its etcd, whose data dir is deleted, its
+     kube-apiserver and kube-controller-manager, the CAPI managers, Kamaji, the provider, the
+     scheduler and kwok) and the tenant's API server killed with SIGKILL: no controller runs, so
+     no finalizer runs (a TenantControlPlane deleted on a running management cluster would have
+     its datastore dropped by Kamaji: internal/datastore/etcd.go DeleteDB, DeleteUser). The
+     DataStore's etcd process is kept: the datastore survives, as its volumes would;
+  3. the rebuild from git: a new management bed (fresh etcd, new CA), the Kamaji chart, manager
+     and provider again, the DataStore the chart renders from the fleet's HelmRelease values
+     pointing at the surviving etcd, and the same rendered tenant objects of the fleet repository.
+     Kamaji creates a new TenantControlPlane (new UID, new tenant CA) and sets up its datastore
+     again; the tenant API server starts from the new Deployment's args (tenant_control_plane_serves);
+  4. asserted: the new TenantControlPlane's status.storage.setup.schema is the rendered
+     dataStoreSchema (not its UID), the new tenant API server serves `survivor`, and the key count
+     under the prefix did not restart from zero; the prefix its UID would have given is empty.
+"""
+import base64, json, os, re, signal, socket, subprocess, time
+
+from capi import kamaji_reader, standin, yaml_docs
+from cluster import CHARTS, sh
+from kamaji import (FLUX_GROUPS, PROVIDER, TCP, TENANT, WEBHOOK_PORT, KamajiBed, b64, kamaji_writes,
+                    tenant_control_plane_serves, tenant_overlay)
+
+SURVIVOR = "survivor"
+
+
+def prefix_count(bed, prefix):
+    """Keys under `prefix` in the DataStore (etcd's range with range_end = prefix + 1)."""
+    p = prefix.encode()
+    end = p[:-1] + bytes([p[-1] + 1])
+    return int(bed.etcd_call("/v3/kv/range", {"key": b64(p), "range_end": b64(end), "count_only": True}).get("count", 0))
+
+
+def leased(bed, prefix):
+    """Keys under `prefix` bound to an etcd lease (the API server's own: they expire once nothing
+    renews them)."""
+    p = prefix.encode()
+    end = p[:-1] + bytes([p[-1] + 1])
+    kvs = bed.etcd_call("/v3/kv/range", {"key": b64(p), "range_end": b64(end), "keys_only": True}).get("kvs", [])
+    return sorted(base64.b64decode(kv["key"]).decode() for kv in kvs if int(kv.get("lease", 0)))
+
+
+def bindable(port, host):
+    s = socket.socket()
+    try:
+        s.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def hold(port, host, wait_for):
+    """A socket bound (not listening: a client is refused, as while the process is gone) to the
+    port a process of the lost bed held (Kamaji's fixed webhook port, the tenant API server's),
+    kept until the rebuilt bed starts its own: a running kamaji bed owns them (lib/kamaji.py
+    WEBHOOK_PORT), and another session's bed on this machine, whose check binds them first, would
+    take them in the gap. SO_REUSEADDR: the lost processes' connections may sit in TIME_WAIT."""
+    def bound():
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+            return s
+        except OSError:
+            s.close()
+            return None
+    return wait_for(f"port {port} held for the rebuild (taken by another process?)", bound, timeout=600, interval=2)
+
+
+def release(held, port, host, wait_for):
+    """Closes the held socket and waits until a plain bind (the bed's own check) succeeds."""
+    held.pop(port).close()
+    wait_for(f"port {port} free for the rebuilt bed", lambda: bindable(port, host), timeout=90, interval=1)
+
+
+def lose_management_cluster(bed, keep):
+    """SIGKILL every process of the bed but `keep`, in start order (management etcd and API server
+    first, the tenant API server last), and delete the management etcd's data dir. Returns the
+    kept process (Popen)."""
+    lost = []
+    for name, p in list(bed.c.procs.items()):
+        if name == keep:
+            continue
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        lost.append(name)
+    kept = bed.c.procs.pop(keep)
+    bed.c.procs.clear()
+    data = os.path.join(bed.work, "etcd")
+    subprocess.run(["rm", "-rf", data], check=True)
+    print(f"  lost (SIGKILL, no controller left to run a finalizer): {', '.join(lost)}; management etcd data dir "
+          f"{data} deleted", flush=True)
+    print(f"  kept: {keep} (pid {kept.pid}), the tenant's DataStore", flush=True)
+    return kept
+
+
+def datastore_from_git(new, old, release):
+    """The DataStore the kamaji-etcd chart renders for the fleet's HelmRelease values (as
+    KamajiBed.datastore_standin), pointing at the surviving etcd, and the chart's two Secrets.
+    The chart's pre-install Job creates them only when absent (kamaji-etcd 0.17.0
+    templates/etcd_job_preinstall_1.yaml: `if kubectl get secret ...`): a platform that restores
+    them before the HelmRelease installs keeps the CA its etcd serves with; without them the cfssl
+    Job makes a new CA, which the etcd Pods serve after their restart. The surviving process here
+    keeps its certificates, so the Secrets come back with those files."""
+    name = release["metadata"]["name"]
+    pki = os.path.join(old.work, f"{name}-pki")
+    values = os.path.join(new.work, f"{name}-values.json")
+    json.dump(release["spec"].get("values") or {}, open(values, "w"))
+    out = sh([new.helm, "template", release["spec"].get("releaseName", name), os.path.join(CHARTS, "kamaji-etcd"),
+              "--namespace", release["metadata"]["namespace"], "-f", values])
+    ds = next(x for x in yaml_docs(out) if x["kind"] == "DataStore")
+    ds["spec"]["endpoints"] = [old.etcd[0].split("//", 1)[1]]
+    files = {}
+    tls = ds["spec"]["tlsConfig"]
+    for part, f in (("certificateAuthority", "ca"), ("clientCertificate", "root")):
+        for kind, ext in (("certificate", "crt"), ("privateKey", "key")):
+            ref = tls[part][kind]["secretReference"]
+            files.setdefault((ref["namespace"], ref["name"]), {})[ref["keyPath"]] = f"{pki}/{f}.{ext}"
+    secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": n, "namespace": ns},
+                "data": {k: b64(open(p, "rb").read()) for k, p in keys.items()}} for (ns, n), keys in files.items()]
+    standin(f"the chart's Secrets {sorted(n for _, n in files)} restored with the certificates the surviving etcd serves "
+            "with (a platform's backup of them; the chart would create them only where absent)")
+    return secrets + [ds]
+
+
+def management_rebuilt_from_git(e):
+    old, st = e.kamaji_bed, e.kamaji_state
+    f, kcp = st["fleet"], st["kcp"]
+    fails = []
+    tenant = st["tenant"]
+    tcp = old.c.get("-n", TENANT, TCP, TENANT)
+    old_uid = tcp["metadata"]["uid"]
+    setup = tcp.get("status", {}).get("storage", {}).get("setup", {})
+    schema = kcp["spec"].get("dataStoreSchema")
+    print(f"  rendered KamajiControlPlane: dataStoreSchema {schema!r}, dataStoreUsername {kcp['spec'].get('dataStoreUsername')!r}; "
+          f"TenantControlPlane {TENANT} uid {old_uid}, status.storage.setup {setup}", flush=True)
+    if not schema or setup.get("schema") != schema:
+        return [f"the TenantControlPlane runs on schema {setup.get('schema')!r}, the render names {schema!r}: "
+                "nothing in git says where its data is"]
+    prefix = f"/{schema}/"
+
+    # 1. Tenant data, written through the tenant API.
+    r = subprocess.run([*tenant, "create", "configmap", SURVIVOR, "-n", "default", "--from-literal=written-before=the-loss",
+                        f"--from-literal=tcp-uid={old_uid}", "-o", "json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"writing ConfigMap default/{SURVIVOR} through the tenant API: {r.stderr.strip()[:400]}"]
+    cm = json.loads(r.stdout)
+    before = prefix_count(old, prefix)
+    key = f"{prefix}configmaps/default/{SURVIVOR}"
+    print(f"  tenant: ConfigMap default/{SURVIVOR} written (uid {cm['metadata']['uid']}); DataStore: {before} keys under "
+          f"{prefix}, {key} present: {prefix_count(old, key) > 0}", flush=True)
+    e.r.figure("kamaji rebuild: DataStore keys under the tenant's prefix before the loss", str(before))
+    print(f"  of which bound to an etcd lease (expire while no API server renews them): {leased(old, prefix)}", flush=True)
+
+    # 2. The loss.
+    keep = f"etcd-{kcp['spec']['dataStoreName']}"
+    if keep not in old.c.procs:
+        return [f"no DataStore process {keep} in the bed (procs {sorted(old.c.procs)})"]
+    t_loss = time.time()
+    kept = lose_management_cluster(old, keep)
+    # 3. The rebuild from git: a new management bed beside the surviving DataStore process, which
+    # it adopts (stopped with it at the end).
+    new = KamajiBed(os.path.join(e.work, "kamaji-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
+    new.c.procs[keep] = kept
+    new.etcd, new.etcd_token = old.etcd, old.etcd_token
+    e.kamaji_bed = new
+    held = {p: hold(p, h, new.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (st["tenant_port"], "127.0.0.1"))}
+    after_loss = prefix_count(new, prefix)
+    print(f"  DataStore after the loss: {after_loss} keys under {prefix}", flush=True)
+    if after_loss != before:
+        fails.append(f"the loss changed the DataStore: {before} -> {after_loss} keys under {prefix}")
+    t0 = time.time()
+    new.start()
+    release(held, WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)
+    new.start_kamaji_pair(f)
+    t_up = time.time()
+    e.r.figure("kamaji rebuild: new management bed start (fresh etcd, CAPI managers, Kamaji chart + manager, provider)",
+               f"{t_up - t0:.1f}s")
+    c = new.c
+    objs = tenant_overlay(f, TENANT)
+    flux = [d for d in objs if d["apiVersion"].split("/")[0] in FLUX_GROUPS]
+    apply = [d for d in objs if d not in flux]
+    apply.sort(key=lambda d: d["kind"] != "Namespace")
+    rbac, _ = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
+    c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
+    t_apply = time.time()
+    r = c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
+                  input=json.dumps({"apiVersion": "v1", "kind": "List", "items": apply}), check=False)
+    if r.returncode != 0:
+        return fails + [f"the rendered {TENANT} objects were refused by the new management cluster: {r.stderr.strip()[:800]}"]
+    rkcp = next(d for d in apply if d["kind"] == "KamajiControlPlane")
+    print(f"  applied the same {len(apply)} rendered objects of {TENANT} from {f.dir}: KamajiControlPlane dataStoreSchema "
+          f"{rkcp['spec'].get('dataStoreSchema')!r}, dataStoreUsername {rkcp['spec'].get('dataStoreUsername')!r}", flush=True)
+    standin(f"CAPMOX's ProxmoxCluster {TENANT}/{TENANT} status.initialization.provisioned=true")
+    c.kubectl("patch", "-n", TENANT, "proxmoxcluster", TENANT, "--subresource=status", "--type=merge",
+              "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
+    etcd_release = next(d for d in flux if d["kind"] == "HelmRelease" and d["spec"]["chart"]["spec"]["chart"] == "kamaji-etcd")
+    ds = datastore_from_git(new, old, etcd_release)
+    c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": ds}))
+    print(f"  DataStore {ds[-1]['metadata']['name']} (chart render of the fleet's values) -> the surviving etcd "
+          f"{ds[-1]['spec']['endpoints']}", flush=True)
+    try:
+        ntcp = c.wait_for(f"the new TenantControlPlane {TENANT} with status.storage.setup (Kamaji's datastore setup)",
+                          lambda: (lambda t: t if t.get("status", {}).get("storage", {}).get("setup", {}).get("schema") else None)(
+                              c.get("-n", TENANT, TCP, TENANT)), timeout=240, interval=2)
+    except TimeoutError as ex:
+        return fails + [f"{ex}; kamaji log: {new.log('kamaji')[-1500:]}"]
+    new_uid = ntcp["metadata"]["uid"]
+    nsetup = ntcp["status"]["storage"]["setup"]
+    print(f"  new TenantControlPlane {TENANT}: uid {new_uid} (was {old_uid}), status.storage.setup {nsetup}", flush=True)
+    if new_uid == old_uid:
+        fails.append(f"the new TenantControlPlane has the old UID {old_uid}: not a re-created object")
+    if nsetup.get("schema") != schema:
+        fails.append(f"the new TenantControlPlane's datastore schema is {nsetup.get('schema')!r}, not {schema!r} "
+                     f"(its UID {new_uid}: the tenant starts on an empty prefix, its data orphaned under {prefix})")
+    if nsetup.get("user") != kcp["spec"].get("dataStoreUsername"):
+        fails.append(f"the new TenantControlPlane's datastore user is {nsetup.get('user')!r}, "
+                     f"not {kcp['spec'].get('dataStoreUsername')!r}")
+
+    # The new Deployment, Kamaji's Secrets, the provider's report (the same checks as the first
+    # time), then the tenant API server from the new Deployment's args.
+    writes = kamaji_writes(e, new, kcp)
+    if writes:
+        return fails + writes
+    # What the new control plane starts on: the keys under its prefix before its API server runs
+    # (the old data, or nothing: an empty prefix a fresh API server then fills).
+    now = f"/{nsetup.get('schema')}/"
+    at_start = prefix_count(new, now)
+    has = prefix_count(new, f"/{nsetup.get('schema')}/configmaps/default/{SURVIVOR}") > 0
+    print(f"  DataStore: {at_start} keys under {now}, the new control plane's prefix, before its API server starts "
+          f"({before} under {prefix} before the loss); ConfigMap {SURVIVOR} there: {has}", flush=True)
+    e.r.figure("kamaji rebuild: DataStore keys under the new control plane's prefix before its API server starts", str(at_start))
+    if at_start == 0 or not has:
+        fails.append(f"the new control plane starts on {at_start} keys under {now} (ConfigMap {SURVIVOR} there: {has}): "
+                     f"its data restarted from zero; {before} keys were under {prefix} before the loss")
+    st["t_apply"] = t_apply
+    release(held, st["tenant_port"], "127.0.0.1", new.c.wait_for)
+    served = tenant_control_plane_serves(e, again=True)
+    if served:
+        return fails + served
+    r = subprocess.run([*st["tenant"], "get", "configmap", SURVIVOR, "-n", "default", "-o", "json"], capture_output=True, text=True)
+    t_served = time.time()
+    if r.returncode != 0:
+        fails.append(f"the rebuilt tenant API server does not serve ConfigMap default/{SURVIVOR} written before the loss: "
+                     f"{r.stderr.strip()[:300]}")
+    else:
+        got = json.loads(r.stdout)
+        print(f"  rebuilt tenant API server serves ConfigMap default/{SURVIVOR}: uid {got['metadata']['uid']}, "
+              f"data {got.get('data')}", flush=True)
+        if got["metadata"]["uid"] != cm["metadata"]["uid"] or got.get("data") != cm.get("data"):
+            fails.append(f"ConfigMap default/{SURVIVOR} differs: {got['metadata']['uid']} {got.get('data')} "
+                         f"vs {cm['metadata']['uid']} {cm.get('data')}")
+        e.r.figure("kamaji rebuild: new management plane up -> tenant serves its old data again", f"{t_served - t_up:.1f}s")
+        e.r.figure("kamaji rebuild: management cluster lost -> tenant serves its old data again", f"{t_served - t_loss:.1f}s")
+    after = prefix_count(new, now)
+    uid_keys = prefix_count(new, f"/{new_uid}/")
+    print(f"  DataStore: {after} keys under {now}, the new control plane's prefix (under {prefix} before the loss: {before}); "
+          f"under /{new_uid}/ (the new UID, Kamaji's default without the rendered schema): {uid_keys}; "
+          f"under /{old_uid}/: {prefix_count(new, f'/{old_uid}/')}", flush=True)
+    e.r.figure("kamaji rebuild: DataStore keys under the tenant's prefix after the rebuild", str(after))
+    if nsetup.get("schema") == schema:
+        print(f"  counter-fact: without dataStoreSchema the new TenantControlPlane would have taken /{new_uid}/ "
+              f"({uid_keys} keys), not {prefix}", flush=True)
+    # What a rebuild from git does not bring back: the tenant's CA. Kamaji generated a new one
+    # (acme-ca is not in git), so the old admin kubeconfig (and every kubelet that trusts the old CA)
+    # is refused by the rebuilt API server.
+    r = subprocess.run([*tenant, "get", "--raw", "/version"], capture_output=True, text=True)
+    why = re.search(r"x509: [^(]*", r.stderr)
+    print(f"  the old {TENANT}-kubeconfig against the rebuilt tenant API server: "
+          f"{'accepted' if r.returncode == 0 else 'refused: ' + (why.group(0).strip() if why else r.stderr.strip()[-200:])} "
+          f"(Kamaji made a new {TENANT}-ca; git holds no CA: kubelets and kubeconfigs of the old CA need it anew)", flush=True)
+    # kube-public/cluster-info (what `kaas-gitops kubeconfig` takes the CA from) was in the old
+    # data; Kamaji rewrites it with the new CA (internal/kubeadm/bootstraptoken.go CreateOrUpdate).
+    r = subprocess.run([*st["tenant"], "get", "-n", "kube-public", "configmap", "cluster-info", "-o", "json"],
+                       capture_output=True, text=True)
+    ca = base64.b64decode(c.get("-n", TENANT, "secret", f"{TENANT}-ca")["data"]["ca.crt"])
+    info = yaml_docs(json.loads(r.stdout)["data"]["kubeconfig"])[0] if r.returncode == 0 else {}
+    info_ca = base64.b64decode(info["clusters"][0]["cluster"]["certificate-authority-data"]) if info else b""
+    print(f"  tenant kube-public/cluster-info: CA {'= the new' if info_ca == ca else '!= the new'} {TENANT}-ca", flush=True)
+    if info_ca != ca:
+        fails.append(f"the rebuilt tenant's kube-public/cluster-info does not carry the new {TENANT}-ca: "
+                     f"`kaas-gitops kubeconfig` would give a CA the API server no longer serves with")
+    fails += [f"rebuilt bed: {x}" for x in c.forbidden(["kamaji", PROVIDER])]
+    return fails
