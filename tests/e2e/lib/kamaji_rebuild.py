@@ -175,7 +175,9 @@ def management_rebuilt_from_git(e):
     new.c.procs[keep] = kept
     new.etcd, new.etcd_token = old.etcd, old.etcd_token
     e.kamaji_bed = new
-    held = {p: hold(p, h, new.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (st["tenant_port"], "127.0.0.1"))}
+    # The port the tenant API server process listened on (tenant_control_plane_serves: 127.0.0.1:PORT).
+    tenant_port = int(st["tenant_addr"].rsplit(":", 1)[1])
+    held = {p: hold(p, h, new.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (tenant_port, "127.0.0.1"))}
     after_loss = prefix_count(new, prefix)
     print(f"  DataStore after the loss: {after_loss} keys under {prefix}", flush=True)
     if after_loss != before:
@@ -246,7 +248,7 @@ def management_rebuilt_from_git(e):
         fails.append(f"the new control plane starts on {at_start} keys under {now} (ConfigMap {SURVIVOR} there: {has}): "
                      f"its data restarted from zero; {before} keys were under {prefix} before the loss")
     st["t_apply"] = t_apply
-    release(held, st["tenant_port"], "127.0.0.1", new.c.wait_for)
+    release(held, tenant_port, "127.0.0.1", new.c.wait_for)
     served = tenant_control_plane_serves(e, again=True)
     if served:
         return fails + served
