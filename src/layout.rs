@@ -5,10 +5,12 @@
 //!
 //! ```text
 //! overlays/platform/              the platform layer            (kaas.yaml)
+//! overlays/platform/kamaji/       the Kamaji release, applied before the rest of the platform
 //! overlays/tenants/<t>/           one overlay per tenant        (tenants/<t>.yaml)
 //! overlays/tenants/<t>/access/    applied inside the tenant cluster
 //! flux/kustomization.yaml         Flux's entry point, listing the files below
-//! flux/kustomization-kaas-platform.yaml, flux/kustomization-kaas-tenant-<t>.yaml
+//! flux/kustomization-kaas-kamaji.yaml, flux/kustomization-kaas-platform.yaml,
+//! flux/kustomization-kaas-tenant-<t>.yaml
 //! flux/ocirepository-kaas-tenant-<t>.yaml     (delivery.mode: oci) names <t>'s artifact
 //! base/platform/, base/tenant/    people's own resources, referenced by every overlay
 //! ```
@@ -17,6 +19,10 @@
 pub const OVERLAYS: &str = "overlays";
 /// The platform layer's overlay.
 pub const PLATFORM_DIR: &str = "overlays/platform";
+/// The part of the platform layer Flux applies first: the Kamaji release and what it needs to
+/// install. A folder of its own with its own `kustomization.yaml`, which the platform overlay's
+/// does not list (its own Flux Kustomization applies it).
+pub const KAMAJI_DIR: &str = "overlays/platform/kamaji";
 /// The folder of the tenant overlays.
 pub const TENANTS_DIR: &str = "overlays/tenants";
 /// Flux's entry points.
@@ -75,9 +81,19 @@ pub fn flux_file(stem: &str) -> String {
     format!("{FLUX_DIR}/{stem}.yaml")
 }
 
-/// The Flux Kustomization of the platform layer.
+/// The Flux Kustomization of the platform layer (everything but [`KAMAJI_DIR`]).
 pub fn platform_kustomization_name() -> &'static str {
     "kaas-platform"
+}
+
+/// The Flux Kustomization of [`KAMAJI_DIR`], which the platform's depends on.
+pub fn kamaji_kustomization_name() -> &'static str {
+    "kaas-kamaji"
+}
+
+/// The Flux Kustomizations of the platform layer, in the order Flux applies them.
+pub fn platform_kustomization_names() -> [&'static str; 2] {
+    [kamaji_kustomization_name(), platform_kustomization_name()]
 }
 
 /// The Flux Kustomization of a tenant.
@@ -177,6 +193,7 @@ mod tests {
         assert_eq!(tenant_of("overlays/platform/a.yaml"), None);
         assert!(in_platform("overlays/platform/kustomization.yaml"));
         assert!(!in_platform("overlays/platformx/a.yaml"));
+        assert!(in_platform(&format!("{KAMAJI_DIR}/{KUSTOMIZATION}")));
         assert!(is_rendered("flux/kustomization.yaml") && is_rendered("overlays/tenants/a/b.yaml"));
         assert!(!is_rendered("fluxy/a.yaml") && !is_rendered("tenants/a.yaml"));
         assert_eq!(overlay_index(Some("a")), "overlays/tenants/a/kustomization.yaml");
@@ -190,6 +207,7 @@ mod tests {
             Some("acme")
         );
         assert_eq!(tenant_of_flux_file("flux/kustomization-kaas-platform.yaml"), None);
+        assert_eq!(tenant_of_flux_file("flux/kustomization-kaas-kamaji.yaml"), None);
         let tenants = ["acme".to_string(), "globex".to_string()];
         assert_eq!(
             tenant_of_flux_entry("flux/kustomization-kaas-tenant-globex.yaml", &tenants),

@@ -11,7 +11,7 @@ use crate::cli::{BackupArgs, BackupCommand, Format, RestorePlanArgs};
 use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, pipeline};
 use crate::diagnostics::Diagnostic;
-use crate::layout::{platform_kustomization_name, tenant_kustomization_name};
+use crate::layout::{platform_kustomization_names, tenant_kustomization_name};
 use crate::model::{Backups, DataStore, Model, Tenant};
 use crate::render::Options;
 use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, Target, restore_pod};
@@ -183,11 +183,11 @@ fn script(
     prefix_check(w, affected);
     let _ = writeln!(w, "\n# 1. Keep Flux from undoing what follows.");
     if release == DEFAULT_RELEASE {
-        let _ = writeln!(
-            w,
-            "flux -n {flux_ns} suspend kustomization {}",
-            platform_kustomization_name()
-        );
+        // `kaas-kamaji` applies the kamaji release (which deploys the default datastore),
+        // `kaas-platform` the backup CronJob; resumed in the opposite order below.
+        for k in platform_kustomization_names().iter().rev() {
+            let _ = writeln!(w, "flux -n {flux_ns} suspend kustomization {k}");
+        }
         let _ = writeln!(w, "flux -n {ns} suspend helmrelease {KAMAJI_RELEASE}");
     }
     for t in affected {
@@ -277,11 +277,9 @@ fn script(
     );
     if release == DEFAULT_RELEASE {
         let _ = writeln!(w, "flux -n {ns} resume helmrelease {KAMAJI_RELEASE}");
-        let _ = writeln!(
-            w,
-            "flux -n {flux_ns} resume kustomization {}",
-            platform_kustomization_name()
-        );
+        for k in platform_kustomization_names() {
+            let _ = writeln!(w, "flux -n {flux_ns} resume kustomization {k}");
+        }
     } else {
         let _ = writeln!(w, "flux -n {ns} resume helmrelease {release}");
     }

@@ -31,7 +31,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &DiffArgs) -> Result<ExitStatus
     printer.diagnostics(&rendered.warnings);
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
-    printer.diagnostics(&crate::render::backup::deletion_warnings(deleted));
+    printer.diagnostics(&crate::render::deletion_warnings(deleted));
     if args.output.get() == Format::Json {
         printer.envelope(
             true,

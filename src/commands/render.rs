@@ -74,9 +74,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &RenderArgs) -> Result<ExitStat
     let render_ms = started.elapsed().as_secs_f64() * 1e3;
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
-    rendered
-        .warnings
-        .extend(crate::render::backup::deletion_warnings(deleted));
+    rendered.warnings.extend(crate::render::deletion_warnings(deleted));
     let compare_ms = started.elapsed().as_secs_f64() * 1e3;
     if printer.verbose() {
         printer.status(&format!(

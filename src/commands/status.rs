@@ -263,7 +263,9 @@ fn columns(row: &Row) -> [String; 7] {
             many => format!("{} objects", many.len()),
         }
     };
-    let flux = of("Kustomization").next();
+    // The platform row has two (`kaas-kamaji`, `kaas-platform`): the worst speaks for the row,
+    // the later one on a tie (it applies last).
+    let flux = of("Kustomization").max_by_key(|k| k.state);
     let helm: Vec<&ObjectStatus> = of("HelmRelease").collect();
     let helm = if helm.is_empty() {
         "-".into()

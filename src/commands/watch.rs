@@ -168,9 +168,7 @@ fn try_render(
     let plan = tree::plan(repo, rendered.tree, &rendered.owned, &rendered.keep)?;
     // The same warnings as `render` (e.g. a deleted tenant's etcd snapshots going with it).
     let deleted = plan.deleted.iter().map(|(p, _)| p.as_str());
-    rendered
-        .warnings
-        .extend(crate::render::backup::deletion_warnings(deleted));
+    rendered.warnings.extend(crate::render::deletion_warnings(deleted));
     diagnostics::sort(&mut rendered.warnings);
     printer.diagnostics(&rendered.warnings);
     if printer.verbose() {

@@ -1,5 +1,6 @@
-//! `flux/`: one Flux Kustomization for the platform layer and one per tenant (pruning, so a
-//! deleted tenant file deletes the tenant), and a `kustomization.yaml` listing them.
+//! `flux/`: two Flux Kustomizations for the platform layer (`kaas-kamaji`, then `kaas-platform`)
+//! and one per tenant (pruning, so a deleted tenant file deletes the tenant), and a
+//! `kustomization.yaml` listing them.
 
 use std::collections::BTreeSet;
 
@@ -23,9 +24,26 @@ pub use crate::model::shard;
 /// How soon Flux retries a Kustomization whose apply failed.
 const RETRY_INTERVAL: &str = "2m";
 
+/// What `kaas-kamaji` promises before `kaas-platform` applies: the kamaji release Ready, so
+/// Kamaji's CRDs (TenantControlPlane, DataStore) are served before cluster-api-operator starts
+/// the Kamaji control plane provider from `kaas-platform`'s ControlPlaneProvider. The provider
+/// v0.20.0 watches TenantControlPlanes only if `kamaji.clastix.io/v1alpha1` is served when it
+/// starts (clastix/cluster-api-control-plane-provider-kamaji
+/// `controllers/kamajicontrolplane_controller.go:420-422`, `SetupWithManager`); started first, it
+/// never sees a TenantControlPlane change until controller-runtime's 10-hour resync, and
+/// `wait` and `upgrade --to` wait that long for `status.version`.
+fn kamaji_gate(model: &Model) -> Vec<HealthCheck> {
+    vec![health_check(
+        model,
+        crate::render::objects::helm::API_VERSION,
+        "HelmRelease",
+    )]
+}
+
 /// The objects every tenant needs before its own objects can be applied: the Kamaji release
-/// (the TenantControlPlane and DataStore CRDs and Kamaji's webhooks) and the Kamaji control plane
-/// provider (the KamajiControlPlane CRD and its webhook). The platform Kustomization is Ready, and
+/// (the TenantControlPlane and DataStore CRDs and Kamaji's webhooks), which `kaas-kamaji` checks
+/// and `kaas-platform` depends on, and the Kamaji control plane provider (the KamajiControlPlane
+/// CRD and its webhook), which `kaas-platform` checks. The platform Kustomization is Ready, and
 /// the tenants (which depend on it) proceed, once these are Ready; nothing else of the platform
 /// gates them.
 ///
@@ -39,16 +57,21 @@ const RETRY_INTERVAL: &str = "2m";
 /// `internal/controller/kustomization_controller.go`: `checkDependencies` also requires the
 /// dependency to have applied the same source revision, so every commit waits for this gate.)
 fn platform_gate(model: &Model) -> Vec<HealthCheck> {
-    let check = |api_version: &str, kind: &str| HealthCheck {
+    vec![health_check(
+        model,
+        "operator.cluster.x-k8s.io/v1alpha2",
+        "ControlPlaneProvider",
+    )]
+}
+
+/// A health check of the `kamaji` object of `kind` (the release and the provider share the name).
+fn health_check(model: &Model, api_version: &str, kind: &str) -> HealthCheck {
+    HealthCheck {
         api_version: api_version.into(),
         kind: kind.into(),
         name: crate::render::platform::KAMAJI_RELEASE.into(),
         namespace: model.platform.kamaji_namespace.clone(),
-    };
-    vec![
-        check(crate::render::objects::helm::API_VERSION, "HelmRelease"),
-        check("operator.cluster.x-k8s.io/v1alpha2", "ControlPlaneProvider"),
-    ]
+    }
 }
 
 /// The OCIRepository of a tenant delivered as an OCI artifact: `<repository>/<tenant>:<tag>`,
@@ -154,6 +177,14 @@ fn provider_ready() -> Vec<HealthCheckExpr> {
     }]
 }
 
+/// What a Flux Kustomization waits for before it applies, and what it checks after.
+struct Gate {
+    /// The Kustomization it depends on.
+    depends_on: Option<&'static str>,
+    health_checks: Option<Vec<HealthCheck>>,
+    health_check_exprs: Option<Vec<HealthCheckExpr>>,
+}
+
 /// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
@@ -165,58 +196,84 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         Delivery::Artifact(a) => Some(a),
         _ => None,
     };
-    let kustomization =
-        |name: &str, path: String, tenant: bool, health_checks: Option<Vec<HealthCheck>>, labels: Node| {
-            let (interval, source_ref) = if tenant {
-                crate::render::shared::tenant_source(p, name)
-            } else {
-                (
-                    p.interval.clone(),
-                    SourceRef {
-                        kind: p.source_kind.clone(),
-                        name: p.source_name.clone(),
-                        namespace: p.source_namespace.clone(),
-                    },
-                )
-            };
-            let depends = tenant;
-            let kustomization = Kustomization::new(
-                ObjectMeta::new(name, Some(&p.source_namespace), labels),
-                KustomizationSpec {
-                    interval,
-                    path,
-                    prune: true,
-                    health_check_exprs: health_checks.as_ref().map(|_| provider_ready()),
-                    health_checks,
-                    timeout: "10m".into(),
-                    // A failed apply (a provider's CRDs not there yet) is retried soon, not after
-                    // the whole interval.
-                    retry_interval: RETRY_INTERVAL.into(),
-                    depends_on: depends.then(|| {
-                        vec![Dependency {
-                            name: platform_kustomization_name().into(),
-                        }]
-                    }),
-                    source_ref,
-                    kube_config: None,
+    let kustomization = |name: &str, path: String, tenant: bool, gate: Gate, labels: Node| {
+        let (interval, source_ref) = if tenant {
+            crate::render::shared::tenant_source(p, name)
+        } else {
+            (
+                p.interval.clone(),
+                SourceRef {
+                    kind: p.source_kind.clone(),
+                    name: p.source_name.clone(),
+                    namespace: p.source_namespace.clone(),
                 },
-            );
-            Object {
-                kind: "Kustomization",
-                name: name.to_string(),
-                body: to_node(&kustomization),
-            }
+            )
         };
-    let mut objects = vec![(
-        "kaas.yaml".to_string(),
-        kustomization(
-            platform_kustomization_name(),
-            format!("./{}", layout::PLATFORM_DIR),
-            false,
-            Some(platform_gate(model)),
-            map! {"app.kubernetes.io/managed-by" => "kaas-gitops"},
+        let kustomization = Kustomization::new(
+            ObjectMeta::new(name, Some(&p.source_namespace), labels),
+            KustomizationSpec {
+                interval,
+                path,
+                prune: true,
+                health_checks: gate.health_checks,
+                health_check_exprs: gate.health_check_exprs,
+                timeout: "10m".into(),
+                // A failed apply (a provider's CRDs not there yet) is retried soon, not after
+                // the whole interval.
+                retry_interval: RETRY_INTERVAL.into(),
+                depends_on: gate.depends_on.map(|name| vec![Dependency { name: name.into() }]),
+                source_ref,
+                kube_config: None,
+            },
+        );
+        Object {
+            kind: "Kustomization",
+            name: name.to_string(),
+            body: to_node(&kustomization),
+        }
+    };
+    let platform_labels = || map! {"app.kubernetes.io/managed-by" => "kaas-gitops"};
+    // The kamaji release's Namespace, HelmRepositories and HelmRelease were `kaas-platform`'s
+    // before `kaas-kamaji` existed. On a cluster that ran that layout, `kaas-kamaji` applies them
+    // first, which relabels them `kustomize.toolkit.fluxcd.io/name: kaas-kamaji`, and
+    // `kaas-platform`'s garbage collection then leaves them alone: it deletes a stale object only
+    // when the object's labels on the cluster name it (fluxcd/kustomize-controller v1.9.4
+    // `internal/controller/kustomization_controller.go:1401-1417`, `deleteObjects`:
+    // `Inclusions: manager.GetOwnerLabels(obj.Name, obj.Namespace)`; fluxcd/pkg ssa v0.76.1
+    // `manager_delete.go:77-85`, `SkippedAction` when they do not match). `dependsOn` orders
+    // that only once `kaas-platform` has this spec: the first rollout needs `kaas-platform`
+    // suspended until `kaas-kamaji` is Ready (docs/lifecycle.md, "Moving to kaas-kamaji"), and
+    // `render` warns when it makes that move (`platform::move_warnings`).
+    let mut objects = vec![
+        (
+            "kaas.yaml".to_string(),
+            kustomization(
+                layout::kamaji_kustomization_name(),
+                format!("./{}", layout::KAMAJI_DIR),
+                false,
+                Gate {
+                    depends_on: None,
+                    health_checks: Some(kamaji_gate(model)),
+                    health_check_exprs: None,
+                },
+                platform_labels(),
+            ),
         ),
-    )];
+        (
+            "kaas.yaml".to_string(),
+            kustomization(
+                platform_kustomization_name(),
+                format!("./{}", layout::PLATFORM_DIR),
+                false,
+                Gate {
+                    depends_on: Some(layout::kamaji_kustomization_name()),
+                    health_checks: Some(platform_gate(model)),
+                    health_check_exprs: Some(provider_ready()),
+                },
+                platform_labels(),
+            ),
+        ),
+    ];
     for t in &model.tenants {
         objects.push((
             t.source_path.clone(),
@@ -224,7 +281,11 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 &tenant_kustomization_name(&t.name),
                 format!("./{}", layout::tenant_dir(&t.name)),
                 true,
-                None,
+                Gate {
+                    depends_on: Some(platform_kustomization_name()),
+                    health_checks: None,
+                    health_check_exprs: None,
+                },
                 map! {
                     "app.kubernetes.io/managed-by" => "kaas-gitops",
                     "kaas-gitops.dev/tenant" => &t.name,

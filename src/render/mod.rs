@@ -92,6 +92,16 @@ pub fn render(model: &Model, images: &Images, ctx: Context, sel: Selection<'_>) 
         hash: None,
     };
     add_dir(&mut tree, &platform_dir, platform::objects(model, images));
+    // Not listed by the platform overlay's kustomization.yaml: a Flux Kustomization of its own
+    // applies it first (render::flux).
+    let kamaji_dir = Dir {
+        path: layout::KAMAJI_DIR.into(),
+        input: "kaas.yaml",
+        base: None,
+        namespace: None,
+        hash: None,
+    };
+    add_dir(&mut tree, &kamaji_dir, platform::kamaji_objects(model, images));
     for (path, bytes) in flux::files(model, sel.skip) {
         tree.insert(path, bytes);
     }
@@ -179,6 +189,14 @@ fn add_dir(tree: &mut Tree, d: &Dir<'_>, objects: Vec<Object>) {
         bytes.splice(at..at, line.into_bytes());
     }
     tree.insert(format!("{dir}/{}", layout::KUSTOMIZATION), bytes);
+}
+
+/// The warnings a plan's deleted files raise: backup volumes going with their snapshots, and
+/// the first move of the kamaji release to `kaas-kamaji`.
+pub fn deletion_warnings<'a>(deleted: impl Iterator<Item = &'a str> + Clone) -> Vec<crate::diagnostics::Diagnostic> {
+    let mut out = backup::deletion_warnings(deleted.clone());
+    out.extend(platform::move_warnings(deleted));
+    out
 }
 
 /// `metadata` with a name, an optional namespace and the labels every object carries.

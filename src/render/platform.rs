@@ -1,8 +1,9 @@
-//! The management-cluster layer: Helm repositories, the Kamaji release, the Kamaji control
-//! plane provider and the infrastructure providers in use.
+//! The management-cluster layer: Helm repositories, the Kamaji release (in a folder of its own,
+//! applied first), the Kamaji control plane provider and the infrastructure providers in use.
 
 use std::collections::BTreeMap;
 
+use crate::diagnostics::Diagnostic;
 use crate::model::{Chart, Model, Platform, Provider, repository_name};
 use crate::render::images::Images;
 use crate::render::node::Node;
@@ -32,28 +33,44 @@ pub fn chart_spec(platform: &Platform, chart: &Chart) -> HelmChartTemplate {
     }
 }
 
-/// Everything under `overlays/platform/`.
-pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
+/// Everything under `overlays/platform/kamaji/`, which Flux applies first (`kaas-kamaji`, see
+/// `render::flux`): the kamaji release and what it needs to install, its Namespace and the
+/// HelmRepositories.
+///
+/// Why first: the Kamaji control plane provider v0.20.0 watches TenantControlPlanes only if
+/// Kamaji's API group is served when it starts (clastix/cluster-api-control-plane-provider-kamaji
+/// `controllers/kamajicontrolplane_controller.go`, `SetupWithManager`: `Owns(&TenantControlPlane{})`
+/// behind a discovery of `kamaji.clastix.io/v1alpha1`); a provider started beside the release
+/// that brings that CRD misses every TenantControlPlane change until its resync (10 hours), and
+/// the KamajiControlPlane's `status.version` stays behind after each upgrade.
+///
+/// Nothing here needs a CRD that only `kaas-platform` installs (Namespace, HelmRepository and
+/// HelmRelease are core and Flux kinds), so the order cannot deadlock. The Namespace is here
+/// because the release and the repositories live in it; `kaas-platform`'s objects in it (the
+/// ControlPlaneProvider, the backup CronJob) are applied after this one is Ready. Every
+/// HelmRepository is here, not only the kamaji chart's: nothing in `overlays/platform` references
+/// one (the kamaji release is the platform's only HelmRelease; the tenants' releases reference
+/// them and run after both), and one home keeps a repository from moving between the two
+/// Kustomizations when `kaas.yaml` gives the kamaji chart another URL (a move from here to
+/// `kaas-platform` would be pruned here before `kaas-platform` applied it again).
+pub fn kamaji_objects(model: &Model, images: &Images) -> Vec<Object> {
     let p = &model.platform;
-    let mut out = Vec::new();
-    let mut namespaces: Vec<String> = vec![p.kamaji_namespace.clone()];
-    namespaces.extend(
-        p.infrastructure_providers
-            .keys()
-            .map(|prov| Platform::provider_namespace(*prov).to_string()),
-    );
-    namespaces.extend(p.addon_providers.keys().map(|a| Platform::addon_namespace(a)));
-    namespaces.extend(p.ipam_providers.keys().map(|a| Platform::ipam_namespace(a)));
-    namespaces.extend(p.topology.as_ref().map(|t| t.namespace.clone()));
-    namespaces.sort();
-    namespaces.dedup();
-    for ns in namespaces {
-        out.push(Object {
-            kind: "Namespace",
-            name: ns.clone(),
-            body: map! {"apiVersion" => "v1", "kind" => "Namespace", "metadata" => meta_labels(&ns, None)},
-        });
+    let mut out = vec![namespace(&p.kamaji_namespace)];
+    out.extend(helm_repositories(p));
+    out.push(kamaji_release(p, images));
+    out
+}
+
+fn namespace(ns: &str) -> Object {
+    Object {
+        kind: "Namespace",
+        name: ns.to_string(),
+        body: map! {"apiVersion" => "v1", "kind" => "Namespace", "metadata" => meta_labels(ns, None)},
     }
+}
+
+/// One HelmRepository per chart repository URL the platform and its tenants install from.
+fn helm_repositories(p: &Platform) -> Vec<Object> {
     let mut repos: BTreeMap<String, &Chart> = BTreeMap::new();
     for c in [&p.kamaji_chart, &p.etcd_chart, &p.autoscaler_chart] {
         repos.entry(c.repository.clone()).or_insert(c);
@@ -61,25 +78,47 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     for a in p.addons.values() {
         repos.entry(a.chart.repository.clone()).or_insert(&a.chart);
     }
-    for chart in repos.values() {
-        let name = repository_name(chart);
-        let oci = chart.repository.starts_with("oci://");
-        out.push(Object {
-            kind: "HelmRepository",
-            name: name.clone(),
-            body: map! {
-                "apiVersion" => "source.toolkit.fluxcd.io/v1",
-                "kind" => "HelmRepository",
-                "metadata" => meta_labels(&name, Some(&p.kamaji_namespace)),
-                "spec" => map! {
-                    "type" => oci.then_some("oci"),
-                    "interval" => "1h",
-                    "url" => &chart.repository,
+    repos
+        .values()
+        .map(|chart| {
+            let name = repository_name(chart);
+            let oci = chart.repository.starts_with("oci://");
+            Object {
+                kind: "HelmRepository",
+                name: name.clone(),
+                body: map! {
+                    "apiVersion" => "source.toolkit.fluxcd.io/v1",
+                    "kind" => "HelmRepository",
+                    "metadata" => meta_labels(&name, Some(&p.kamaji_namespace)),
+                    "spec" => map! {
+                        "type" => oci.then_some("oci"),
+                        "interval" => "1h",
+                        "url" => &chart.repository,
+                    },
                 },
-            },
-        });
-    }
-    out.push(kamaji_release(p, images));
+            }
+        })
+        .collect()
+}
+
+/// Everything else under `overlays/platform/` (`kaas-platform`, applied once `kaas-kamaji` is
+/// Ready).
+pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
+    let p = &model.platform;
+    let mut out = Vec::new();
+    let mut namespaces: Vec<String> = p
+        .infrastructure_providers
+        .keys()
+        .map(|prov| Platform::provider_namespace(*prov).to_string())
+        .collect();
+    namespaces.extend(p.addon_providers.keys().map(|a| Platform::addon_namespace(a)));
+    namespaces.extend(p.ipam_providers.keys().map(|a| Platform::ipam_namespace(a)));
+    namespaces.extend(p.topology.as_ref().map(|t| t.namespace.clone()));
+    namespaces.sort();
+    namespaces.dedup();
+    // The kamaji namespace is `kaas-kamaji`'s, even where another role shares its name.
+    namespaces.retain(|ns| *ns != p.kamaji_namespace);
+    out.extend(namespaces.iter().map(|ns| namespace(ns)));
     out.extend(crate::render::backup::platform_objects(p, images));
     out.push(control_plane_provider(p, images));
     if p.needs_bootstrap_reader() {
@@ -127,6 +166,35 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     }
     out.extend(topology::platform_objects(p));
     out
+}
+
+/// A warning when a plan deletes the kamaji release from `overlays/platform/` (where kaas-gitops
+/// before `kaas-kamaji` rendered it): the first rollout of the move needs one step by hand.
+/// Until `kaas-platform` has its new spec (`dependsOn: kaas-kamaji`), kustomize-controller may
+/// apply the new commit with the old one, as the commit also moves the source revision
+/// (`internal/controller/kustomization_indexers.go`, `requestsForRevisionChangeOf`), and its
+/// garbage collection then deletes the Namespace and the release, still labelled as its own,
+/// before `kaas-kamaji` takes them over.
+pub fn move_warnings<'a>(deleted: impl Iterator<Item = &'a str>) -> Vec<Diagnostic> {
+    let old = format!("{}/helmrelease-{KAMAJI_RELEASE}.yaml", crate::layout::PLATFORM_DIR);
+    deleted
+        .filter(|path| *path == old)
+        .map(|path| {
+            Diagnostic::warning(format!(
+                "deleting `{path}`: the kamaji release, its Namespace and the HelmRepositories move from the Flux Kustomization `{}` to `{}`; a cluster that still runs `{}` without `dependsOn` may prune them (and with the Namespace everything in it) before `{}` takes them over",
+                crate::layout::platform_kustomization_name(),
+                crate::layout::kamaji_kustomization_name(),
+                crate::layout::platform_kustomization_name(),
+                crate::layout::kamaji_kustomization_name(),
+            ))
+            .with_hint(format!(
+                "before this commit reaches such a cluster, `flux suspend kustomization {}`; once `{}` is Ready at it, `flux resume kustomization {}` (docs/lifecycle.md, \"Moving to kaas-kamaji\")",
+                crate::layout::platform_kustomization_name(),
+                crate::layout::kamaji_kustomization_name(),
+                crate::layout::platform_kustomization_name(),
+            ))
+        })
+        .collect()
 }
 
 /// Where cluster-api-operator fetches a provider that clusterctl no longer lists: the operator

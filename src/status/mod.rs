@@ -73,7 +73,21 @@ impl Entry {
     }
 }
 
-/// The entry points of the rendered fleet, platform first, then tenants by name.
+/// The folder `path` itself, or a folder below it (`a/b` but not `a/bc`).
+fn is_under(folder: &str, path: &str) -> bool {
+    folder.starts_with(path) && (folder.len() == path.len() || folder.as_bytes()[path.len()] == b'/')
+}
+
+/// The folder a Flux Kustomization applies (`spec.path` without `./` and a trailing `/`).
+fn path_of(k: &Manifest) -> &str {
+    k.pointer_str("/spec/path")
+        .unwrap_or_default()
+        .trim_start_matches("./")
+        .trim_end_matches('/')
+}
+
+/// The entry points of the rendered fleet: the platform's (`kaas-kamaji`, then `kaas-platform`,
+/// the order Flux applies them), then tenants by name.
 pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
     // Rendered manifests by folder, so that each entry point finds the objects under its path
     // with one range lookup instead of a pass over the whole fleet (quadratic at 1,000 tenants).
@@ -81,21 +95,28 @@ pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
     for m in manifests.iter().filter(|m| m.rendered) {
         by_folder.entry(m.folder.as_str()).or_default().push(m);
     }
-    let mut out: Vec<Entry> = manifests
+    let kustomizations: Vec<&Manifest> = manifests
         .iter()
         .filter(|m| m.rendered && m.kind == "Kustomization" && m.group() == "kustomize.toolkit.fluxcd.io")
         .filter(|m| crate::layout::in_flux(&m.file))
+        .collect();
+    let paths: BTreeSet<&str> = kustomizations.iter().map(|k| path_of(k)).collect();
+    let mut out: Vec<Entry> = kustomizations
+        .iter()
         .map(|k| {
-            let path = k
-                .pointer_str("/spec/path")
-                .unwrap_or_default()
-                .trim_start_matches("./")
-                .trim_end_matches('/');
-            // The folder itself and every folder below it (`a/b` but not `a/bc`).
+            let path = path_of(k);
+            // A folder below this one that another entry point applies is that one's
+            // (`overlays/platform/kamaji` is `kaas-kamaji`'s, not `kaas-platform`'s).
+            let nested: Vec<&str> = paths
+                .range(path..)
+                .take_while(|p| p.starts_with(path))
+                .filter(|p| p.len() > path.len() && is_under(p, path))
+                .copied()
+                .collect();
             let inside: Vec<&Manifest> = by_folder
                 .range(path..)
                 .take_while(|(folder, _)| folder.starts_with(path))
-                .filter(|(folder, _)| folder.len() == path.len() || folder.as_bytes()[path.len()] == b'/')
+                .filter(|(folder, _)| is_under(folder, path) && !nested.iter().any(|n| is_under(folder, n)))
                 .flat_map(|(_, ms)| ms.iter().copied())
                 .collect();
             let objects = inside
@@ -129,7 +150,12 @@ pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
             }
         })
         .collect();
-    out.sort_by(|a, b| (a.tenant.is_some(), a.name()).cmp(&(b.tenant.is_some(), b.name())));
+    let order = |e: &Entry| {
+        crate::layout::platform_kustomization_names()
+            .iter()
+            .position(|n| *n == e.kustomization.name)
+    };
+    out.sort_by(|a, b| (a.tenant.is_some(), a.name(), order(a)).cmp(&(b.tenant.is_some(), b.name(), order(b))));
     out
 }
 
@@ -199,7 +225,8 @@ pub struct Row {
     pub name: String,
     /// The worst state of its objects.
     pub state: State,
-    /// Its Flux Kustomization first, then the rest in [`KINDS`] order.
+    /// Its Flux Kustomizations first (the platform's in the order Flux applies them), then the
+    /// rest in [`KINDS`] order.
     pub objects: Vec<ObjectStatus>,
 }
 
@@ -283,23 +310,44 @@ fn own_want(e: &Entry, live: &Live, want: Option<&Want>, artifacts: &BTreeMap<St
 /// each OCI-delivered tenant's source has at that commit (see [`Report::artifacts`]).
 pub fn assess(entries: &[Entry], live: &Live, want: Option<&Want>, artifacts: &BTreeMap<String, String>) -> Report {
     let get = |r: &ObjectRef| live.get(&r.key());
-    let rows = entries
-        .iter()
-        .map(|e| {
-            let artifact = own_want(e, live, want, artifacts);
-            let want = artifact.as_ref().or(want);
-            let status_of = |r: &ObjectRef, bounds| status_of(r, get(r), live, want, bounds);
-            let mut objects = vec![status_of(&e.kustomization, None)];
-            let mut rest: Vec<&ObjectRef> = e.objects.iter().collect();
-            rest.sort_by_key(|r| (KINDS.iter().position(|k| *k == r.kind), r.name.clone()));
-            objects.extend(rest.into_iter().map(|r| status_of(r, e.bounds.get(&r.name).copied())));
-            Row {
-                name: e.name().to_string(),
-                state: objects.iter().map(|o| o.state).max().unwrap_or(State::Ready),
-                objects,
+    // One row per name: the platform's two entry points share the `platform` row.
+    let mut rows: Vec<Row> = Vec::new();
+    for e in entries {
+        let artifact = own_want(e, live, want, artifacts);
+        let want = artifact.as_ref().or(want);
+        let status_of = |r: &ObjectRef, bounds| status_of(r, get(r), live, want, bounds);
+        let rest = e.objects.iter().map(|r| status_of(r, e.bounds.get(&r.name).copied()));
+        let row = match rows.last_mut() {
+            Some(row) if row.name == e.name() => row,
+            _ => {
+                rows.push(Row {
+                    name: e.name().to_string(),
+                    state: State::Ready,
+                    objects: Vec::new(),
+                });
+                rows.last_mut().expect("a row was just pushed")
             }
-        })
-        .collect();
+        };
+        let kustomizations = row
+            .objects
+            .iter()
+            .take_while(|o| o.object.kind == "Kustomization")
+            .count();
+        row.objects.insert(kustomizations, status_of(&e.kustomization, None));
+        row.objects.extend(rest);
+    }
+    for row in &mut rows {
+        let kustomizations = row
+            .objects
+            .iter()
+            .take_while(|o| o.object.kind == "Kustomization")
+            .count();
+        row.objects[kustomizations..].sort_by_key(|o| {
+            let kind = KINDS.iter().position(|k| *k == o.object.kind);
+            (kind, o.object.name.clone())
+        });
+        row.state = row.objects.iter().map(|o| o.state).max().unwrap_or(State::Ready);
+    }
     let mut sources: Vec<&ObjectRef> = entries.iter().filter_map(|e| e.source.as_ref()).collect();
     sources.sort();
     sources.dedup();
@@ -501,13 +549,23 @@ mod tests {
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let fleet = crate::validate::Fleet::load(repo).expect("the example repository reads");
         let all = entries(&fleet.objects);
-        let names: Vec<&str> = all.iter().map(Entry::name).collect();
-        assert_eq!(names, ["platform", "acme", "globex", "initech"]);
-        let objects = |name: &str| -> Vec<String> {
-            let e = all.iter().find(|e| e.name() == name).unwrap();
-            e.objects.iter().map(|o| format!("{}/{}", o.kind, o.name)).collect()
-        };
-        assert_eq!(objects("platform"), ["HelmRelease/kamaji"]);
+        let names: Vec<(&str, &str)> = all.iter().map(|e| (e.name(), e.kustomization.name.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                ("platform", "kaas-kamaji"),
+                ("platform", "kaas-platform"),
+                ("acme", "kaas-tenant-acme"),
+                ("globex", "kaas-tenant-globex"),
+                ("initech", "kaas-tenant-initech")
+            ]
+        );
+        let of = |e: &Entry| -> Vec<String> { e.objects.iter().map(|o| format!("{}/{}", o.kind, o.name)).collect() };
+        let objects = |name: &str| of(all.iter().find(|e| e.name() == name).unwrap());
+        // The release is in `overlays/platform/kamaji`, `kaas-kamaji`'s folder below
+        // `kaas-platform`'s: only `kaas-kamaji` reports it.
+        assert_eq!(of(&all[0]), ["HelmRelease/kamaji"]);
+        assert!(of(&all[1]).is_empty(), "{:?}", of(&all[1]));
         let mut acme = objects("acme");
         acme.sort();
         assert_eq!(
@@ -522,6 +580,41 @@ mod tests {
         );
         let globex = all.iter().find(|e| e.name() == "globex").unwrap();
         assert_eq!(globex.bounds.get("globex-batch"), Some(&(0, 5)));
+    }
+
+    #[test]
+    fn the_platform_row_shows_both_platform_kustomizations_and_wait_waits_for_each() {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let fleet = crate::validate::Fleet::load(repo).expect("the example repository reads");
+        let all = entries(&fleet.objects);
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        let ks = |name: &str, ready: &str| {
+            serde_json::json!({"kind": "Kustomization", "metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+                "status": {"observedGeneration": 1, "lastAppliedRevision": format!("main@sha1:{commit}"),
+                           "conditions": [{"type": "Ready", "status": ready, "reason": "HealthCheckFailed", "message": "kamaji"}]}})
+        };
+        let live = live([ks("kaas-kamaji", "False"), ks("kaas-platform", "True")]);
+        let report = assess(&all[..2], &live, Some(&Want::new(commit)), &BTreeMap::new());
+        assert_eq!(report.rows.len(), 1, "one platform row");
+        let row = &report.rows[0];
+        let objects: Vec<String> = row
+            .objects
+            .iter()
+            .map(|o| format!("{}/{}", o.object.kind, o.object.name))
+            .collect();
+        assert_eq!(
+            objects,
+            [
+                "Kustomization/kaas-kamaji",
+                "Kustomization/kaas-platform",
+                "HelmRelease/kamaji"
+            ]
+        );
+        assert_eq!(row.state, State::Missing, "the release is not on the cluster");
+        assert_eq!(
+            verdict(&report, Gate::Flux),
+            Verdict::Waiting("Kustomization flux-system/kaas-kamaji is Progressing: HealthCheckFailed: kamaji".into())
+        );
     }
 
     #[test]

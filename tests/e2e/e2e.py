@@ -21,6 +21,9 @@ import charts  # noqa: E402
 # (ours, as `flux bootstrap` would create it) shortens spec.timeout so that a health check that can
 # never pass (no kubelet runs here) reports *what* it waits for within a minute, not after 10m.
 HEALTH_TIMEOUT = os.environ.get("E2E_HEALTH_TIMEOUT", "60s")
+# The platform's Flux Kustomizations in the order they apply (src/layout.rs): kaas-kamaji holds
+# the kamaji release, kaas-platform (dependsOn kaas-kamaji) the provider and the rest.
+PLATFORM_KUSTOMIZATIONS = ("kaas-kamaji", "kaas-platform")
 
 # Pins for the e2e's kaas.lock. Nothing is pulled here (no kubelet runs), so the digests are
 # derived from the reference (sha256 of "e2e:<image>:<tag>"), not resolved from a registry: the
@@ -138,10 +141,13 @@ class E2E:
                     "target": {"kind": "Kustomization", "labelSelector": "app.kubernetes.io/managed-by=kaas-gitops"}}]
         if open_gate:
             # A strategic merge patch: null deletes spec.healthChecks when the render has them.
-            patches.append({"patch": json.dumps({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-                                                 "metadata": {"name": "kaas-platform", "namespace": "flux-system"},
-                                                 "spec": {"wait": False, "healthChecks": None}}),
-                            "target": {"kind": "Kustomization", "name": "kaas-platform"}})
+            # Both platform Kustomizations: kaas-kamaji (the kamaji release) and kaas-platform
+            # (its provider), which depends on it; their order (dependsOn) stays.
+            for name in PLATFORM_KUSTOMIZATIONS:
+                patches.append({"patch": json.dumps({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                                                     "metadata": {"name": name, "namespace": "flux-system"},
+                                                     "spec": {"wait": False, "healthChecks": None}}),
+                                "target": {"kind": "Kustomization", "name": name}})
         objs = [
             {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
              "metadata": {"name": "flux-system", "namespace": "flux-system"},
@@ -173,11 +179,12 @@ class E2E:
     def example_as_rendered(self):
         """The example repository, rendered and pushed, as Flux applies it. This test bed runs no
         kubelet and no cert-manager (which the kamaji chart needs: its Issuers and Certificates),
-        so Kamaji itself never becomes Ready here. What the rendered gate promises is asserted:
-        the platform Kustomization applies the revision and then waits for exactly what every
-        tenant needs (the `kamaji` HelmRelease and the Kamaji ControlPlaneProvider), never for the
-        backup claim, the CronJob or an infrastructure provider; and each tenant waits for it.
-        When everything is Ready (a bed that can run Kamaji), that passes too."""
+        so Kamaji itself never becomes Ready here. What the rendered gates promise is asserted:
+        kaas-kamaji applies the revision and then waits for the `kamaji` HelmRelease alone;
+        kaas-platform waits for kaas-kamaji (dependsOn), so the Kamaji ControlPlaneProvider is not
+        applied before Kamaji is; once applied, kaas-platform waits for that provider alone, never
+        for the backup claim, the CronJob or an infrastructure provider; each tenant waits for
+        kaas-platform. When everything is Ready (a bed that can run Kamaji), that passes too."""
         self.ex = f = self.new_fleet("example", Fleet.example)
         r = f.kaas_gitops("render")
         if UNPINNED.search(r.stderr):
@@ -192,30 +199,24 @@ class E2E:
             self.r.figure("example: push -> all Ready", f"{secs:.1f}s")
             return []
         fails = []
+        # kaas-kamaji applies the revision and waits for the kamaji release alone; kaas-platform
+        # (with the ControlPlaneProvider) waits for kaas-kamaji, so the provider is applied only
+        # once Kamaji's CRDs are served (issue 41, item 4); each tenant waits for kaas-platform.
+        _, kamaji_gate = self.gate_verdict("kaas-kamaji", sha, {("HelmRelease", "kamaji-system", "kamaji")}, fails)
         platform = self.c.get("-n", "flux-system", "kustomization", "kaas-platform")
-        st = platform.get("status", {})
-        ready = next((c for c in st.get("conditions", []) if c["type"] == "Ready"), {})
-        message = ready.get("message") or ""
-        if st.get("lastAttemptedRevision") != f"main@sha1:{sha}":
-            fails.append(f"kaas-platform did not apply main@sha1:{sha}: {st.get('lastAttemptedRevision')}: {message}")
-        waited = re.findall(r"(\w+)/([\w.-]+)/([\w.-]+) status", message)
-        gate = {("HelmRelease", "kamaji-system", "kamaji"), ("ControlPlaneProvider", "kamaji-system", "kamaji")}
-        if not waited and ready.get("reason") == "HealthCheckFailed" and not platform["spec"].get("wait"):
-            # At its deadline kustomize-controller's status poller sometimes ends with its client
-            # rate limiter's error ("rate: Wait(n=1) would exceed context deadline") instead of
-            # listing what it waited for (seen under CI load). The health check still timed out
-            # on the Kustomization's spec.healthChecks: read those from the API server.
-            waited = [(hc.get("kind"), hc.get("namespace") or "", hc.get("name"))
-                      for hc in platform["spec"].get("healthChecks", [])]
-            print(f"  health check ended without naming its objects ({message[:160]}); "
-                  f"its spec.healthChecks: {waited}", flush=True)
-        if not waited:
-            fails.append(f"kaas-platform is not Ready, but not for its health checks: {ready.get('reason')}: {message}")
-        for w in waited:
-            if w not in gate:
-                fails.append(f"kaas-platform waits for {'/'.join(w)}, which no tenant needs: {message}")
+        if platform["spec"].get("dependsOn") != [{"name": "kaas-kamaji"}]:
+            fails.append(f"kaas-platform does not depend on kaas-kamaji: {platform['spec'].get('dependsOn')}")
+        if kamaji_gate:
+            self.gate_verdict("kaas-platform", sha, {("ControlPlaneProvider", "kamaji-system", "kamaji")}, fails)
+        else:
+            ready = next((c for c in platform.get("status", {}).get("conditions", []) if c["type"] == "Ready"), {})
+            if "dependency 'flux-system/kaas-kamaji' is not ready" not in (ready.get("message") or ""):
+                fails.append(f"kaas-kamaji is not Ready, but kaas-platform does not wait for it: {ready.get('reason')}: {ready.get('message')}")
+            cpp = self.c.kubectl("get", "-n", "kamaji-system", "controlplaneproviders.operator.cluster.x-k8s.io", "kamaji", check=False)
+            if cpp.returncode == 0:
+                fails.append("the Kamaji ControlPlaneProvider is on the API server although kaas-kamaji is not Ready")
         for n, s in sorted(state.items()):
-            if n in ("kaas-platform", "flux-system") or s[0]:
+            if n in PLATFORM_KUSTOMIZATIONS or n == "flux-system" or s[0]:
                 continue
             if "dependency 'flux-system/kaas-platform' is not ready" not in (s[2] or ""):
                 fails.append(f"Kustomization {n}: not Ready for another reason than the platform gate: {s[1]}: {s[2]}")
@@ -227,6 +228,34 @@ class E2E:
                            "(no cert-manager, no kubelet): " + why[:300])
         self.r.figure("example: gate observed (platform applied, waiting on Kamaji only)", f"{secs:.1f}s")
         return fails
+
+    def gate_verdict(self, name, sha, gate, fails):
+        """A platform Kustomization that applied main@sha1:<sha>: (its object, whether it is Ready).
+        Not Ready, it must be so for its health checks alone, on objects of `gate` only."""
+        k = self.c.get("-n", "flux-system", "kustomization", name)
+        st = k.get("status", {})
+        ready = next((c for c in st.get("conditions", []) if c["type"] == "Ready"), {})
+        message = ready.get("message") or ""
+        if st.get("lastAttemptedRevision") != f"main@sha1:{sha}":
+            fails.append(f"{name} did not apply main@sha1:{sha}: {st.get('lastAttemptedRevision')}: {message}")
+        if ready.get("status") == "True":
+            return k, True
+        waited = re.findall(r"(\w+)/([\w.-]+)/([\w.-]+) status", message)
+        if not waited and ready.get("reason") == "HealthCheckFailed" and not k["spec"].get("wait"):
+            # At its deadline kustomize-controller's status poller sometimes ends with its client
+            # rate limiter's error ("rate: Wait(n=1) would exceed context deadline") instead of
+            # listing what it waited for (seen under CI load). The health check still timed out
+            # on the Kustomization's spec.healthChecks: read those from the API server.
+            waited = [(hc.get("kind"), hc.get("namespace") or "", hc.get("name"))
+                      for hc in k["spec"].get("healthChecks", [])]
+            print(f"  {name}: health check ended without naming its objects ({message[:160]}); "
+                  f"its spec.healthChecks: {waited}", flush=True)
+        if not waited:
+            fails.append(f"{name} is not Ready, but not for its health checks: {ready.get('reason')}: {message}")
+        for w in waited:
+            if w not in gate:
+                fails.append(f"{name} waits for {'/'.join(w)}, which is not its gate {sorted(gate)}: {message}")
+        return k, False
 
     def example_gate_open(self):
         """Same revision with the platform's wait turned off by the e2e: the tenants apply, and every

@@ -93,7 +93,7 @@ fn every_example_tenant_gets_cilium_through_its_kubeconfig_wired_to_its_cidr_and
         assert_eq!(spec["chart"]["spec"]["version"], "1.19.6");
         let source = &spec["chart"]["spec"]["sourceRef"];
         let repo_file = format!(
-            "overlays/platform/helmrepository-{}.yaml",
+            "overlays/platform/kamaji/helmrepository-{}.yaml",
             source["name"].as_str().unwrap()
         );
         let helm_repo = repo.object(&repo_file);
@@ -148,7 +148,7 @@ fn add_ons_install_in_order_cni_then_ccm_then_the_rest() {
     // An OCI repository becomes an OCI HelmRepository of the platform overlay.
     let src = &other["spec"]["chart"]["spec"]["sourceRef"];
     let hr = repo.object(&format!(
-        "overlays/platform/helmrepository-{}.yaml",
+        "overlays/platform/kamaji/helmrepository-{}.yaml",
         src["name"].as_str().unwrap()
     ));
     assert_eq!(hr["spec"]["type"], "oci");

@@ -340,6 +340,23 @@ fn restore_plan_stops_the_control_plane_restores_every_member_and_starts_again()
         "{}",
         run.stdout
     );
+    // The kamaji release (kaas-kamaji's) deploys the default datastore; kaas-platform applies
+    // its backup CronJob: both held, and given back in the order Flux applies them.
+    let order = [
+        "flux -n flux-system suspend kustomization kaas-platform",
+        "flux -n flux-system suspend kustomization kaas-kamaji",
+        "flux -n kamaji-system suspend helmrelease kamaji",
+        "flux -n kamaji-system resume helmrelease kamaji",
+        "flux -n flux-system resume kustomization kaas-kamaji",
+        "flux -n flux-system resume kustomization kaas-platform",
+    ];
+    let mut at = 0;
+    for step in order {
+        let found = run.stdout[at..]
+            .find(step)
+            .unwrap_or_else(|| panic!("`{step}` missing or out of order:\n{}", run.stdout));
+        at += found + step.len();
+    }
 
     let run = repo.run(&["backup", "restore-plan", "nobody"]);
     assert_eq!(run.code, 1);

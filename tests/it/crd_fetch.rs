@@ -70,7 +70,7 @@ fn validate_downloads_the_pinned_releases_once_then_works_offline() {
     // The CRDs of those releases, nothing else: 22 kinds the example's objects use, not the 41
     // of the whole CRD folder.
     assert!(
-        first.stderr.contains("68 objects in 75 files against 22 CRDs"),
+        first.stderr.contains("69 objects in 77 files against 22 CRDs"),
         "{}",
         first.stderr
     );

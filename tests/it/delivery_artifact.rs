@@ -171,8 +171,10 @@ fn artifact_delivery_renders_one_generator_and_one_artifact_per_tenant_holding_w
         );
     }
     // The platform stays on git; the root Kustomization lists the generator.
-    let platform = repo.object("flux/kustomization-kaas-platform.yaml");
-    assert_eq!(platform["spec"]["sourceRef"]["kind"], "GitRepository");
+    for entry in ["kaas-kamaji", "kaas-platform"] {
+        let platform = repo.object(&format!("flux/kustomization-{entry}.yaml"));
+        assert_eq!(platform["spec"]["sourceRef"]["kind"], "GitRepository", "{entry}");
+    }
     assert!(
         repo.read("flux/kustomization.yaml")
             .contains("- artifactgenerator-kaas-tenants.yaml")

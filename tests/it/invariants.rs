@@ -24,6 +24,8 @@ const DEFAULT_SERVICES: &str = "10.96.0.0/12";
 const DEFAULT_PORT: u64 = 6443;
 const MIN_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
 const MAX_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+/// The folder of the platform's first Flux Kustomization (`kaas-kamaji`).
+const KAMAJI_DIR: &str = "overlays/platform/kamaji";
 
 /// One rendered YAML file.
 struct File {
@@ -429,7 +431,9 @@ fn every_object_reference_resolves_to_an_object_in_the_same_overlay() {
                 }
                 let namespace = r["namespace"].as_str().or(o["metadata"]["namespace"].as_str());
                 // Charts and classes are the platform's; everything else is the overlay's own.
-                let dir = if kind == "HelmRepository" || kind == "ClusterClass" {
+                let dir = if kind == "HelmRepository" {
+                    KAMAJI_DIR
+                } else if kind == "ClusterClass" {
                     "overlays/platform"
                 } else {
                     file.dir.as_str()
@@ -476,7 +480,7 @@ fn every_object_reference_resolves_to_an_object_in_the_same_overlay() {
 }
 
 #[test]
-fn helm_releases_install_from_a_helm_repository_of_the_platform_overlay_with_the_platform_url() {
+fn helm_releases_install_from_a_helm_repository_of_the_kamaji_folder_with_the_platform_url() {
     for fleet in fleets() {
         for file in &fleet.files {
             let o = &file.object;
@@ -486,11 +490,7 @@ fn helm_releases_install_from_a_helm_repository_of_the_platform_overlay_with_the
             let at = format!("{}: {}", fleet.name, file.path);
             let source = &o["spec"]["chart"]["spec"]["sourceRef"];
             assert_eq!(source["kind"], "HelmRepository", "{at}");
-            let repo = fleet.object(
-                "overlays/platform",
-                "HelmRepository",
-                source["name"].as_str().expect("a name"),
-            );
+            let repo = fleet.object(KAMAJI_DIR, "HelmRepository", source["name"].as_str().expect("a name"));
             assert_eq!(repo["metadata"]["namespace"], source["namespace"], "{at}");
             // The chart comes from the repository kaas.yaml names for it.
             let chart = o["spec"]["chart"]["spec"]["chart"].as_str().unwrap();
@@ -539,7 +539,7 @@ fn names_kaas_gitops_gives_resolve_to_what_it_renders() {
                 data_stores(&f.object["spec"]["values"], &mut stores);
             }
         }
-        let kamaji = fleet.object("overlays/platform", "HelmRelease", "kamaji");
+        let kamaji = fleet.object(KAMAJI_DIR, "HelmRelease", "kamaji");
         let default_store = kamaji["spec"]["values"]["defaultDatastoreName"].as_str().unwrap();
         assert!(
             stores.contains(default_store),
@@ -661,7 +661,11 @@ fn every_tenant_flux_kustomization_depends_on_the_platform_prunes_and_points_at_
         assert!(fleet.repo.path().join("overlays/platform/kustomization.yaml").is_file());
         let platform_name = &platform["metadata"]["name"];
         let mut seen = BTreeSet::new();
-        for k in toolkit.iter().filter(|k| k["spec"]["path"] != "./overlays/platform") {
+        let platform_paths = ["./overlays/platform", "./overlays/platform/kamaji"];
+        for k in toolkit
+            .iter()
+            .filter(|k| !platform_paths.iter().any(|p| k["spec"]["path"] == *p))
+        {
             let at = format!("{}: {}", fleet.name, k["metadata"]["name"]);
             let path = k["spec"]["path"].as_str().unwrap();
             let tenant = path
@@ -684,6 +688,117 @@ fn every_tenant_flux_kustomization_depends_on_the_platform_prunes_and_points_at_
         }
         let tenants: BTreeSet<String> = fleet.tenants.keys().cloned().collect();
         assert_eq!(seen, tenants, "{}: one Flux Kustomization per tenant", fleet.name);
+    }
+}
+
+/// Issue 41, item 4: the Kamaji control plane provider v0.20.0 watches TenantControlPlanes only
+/// if Kamaji's CRDs are served when it starts (clastix/cluster-api-control-plane-provider-kamaji
+/// `controllers/kamajicontrolplane_controller.go:420-422`), so Flux applies the kamaji release
+/// (`kaas-kamaji`) and only once it is Ready the ControlPlaneProvider (`kaas-platform`).
+#[test]
+fn r41_the_kamaji_release_is_applied_and_ready_before_the_control_plane_provider() {
+    for fleet in fleets() {
+        let at = &fleet.name;
+        let flux: Vec<&Value> = fleet.of_kind("flux", "Kustomization").collect();
+        let at_path = |path: &str| -> &Value {
+            let found: Vec<&&Value> = flux.iter().filter(|k| k["spec"]["path"] == path).collect();
+            assert_eq!(found.len(), 1, "{at}: one Flux Kustomization of {path}");
+            found[0]
+        };
+        let kamaji = at_path("./overlays/platform/kamaji");
+        let platform = at_path("./overlays/platform");
+        assert_eq!(kamaji["metadata"]["name"], "kaas-kamaji", "{at}");
+        assert_eq!(
+            kamaji["metadata"]["namespace"], platform["metadata"]["namespace"],
+            "{at}"
+        );
+        // The order: the platform waits for kaas-kamaji, which waits for nothing.
+        assert_eq!(
+            platform["spec"]["dependsOn"],
+            json!([{"name": "kaas-kamaji"}]),
+            "{at}: kaas-platform must depend on kaas-kamaji"
+        );
+        assert!(
+            kamaji["spec"]["dependsOn"].is_null(),
+            "{at}: {}",
+            kamaji["spec"]["dependsOn"]
+        );
+        assert_eq!(kamaji["spec"]["prune"], true, "{at}");
+        // Each gates on its own half: kaas-kamaji on the release, kaas-platform on the provider.
+        let ns = fleet.platform["spec"]["kamaji"]["namespace"].as_str().unwrap();
+        let check = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "name": "kamaji", "namespace": ns});
+        assert_eq!(
+            kamaji["spec"]["healthChecks"],
+            json!([check("helm.toolkit.fluxcd.io/v2", "HelmRelease")]),
+            "{at}"
+        );
+        assert_eq!(
+            platform["spec"]["healthChecks"],
+            json!([check("operator.cluster.x-k8s.io/v1alpha2", "ControlPlaneProvider")]),
+            "{at}"
+        );
+        assert_eq!(
+            platform["spec"]["healthCheckExprs"][0]["kind"], "ControlPlaneProvider",
+            "{at}"
+        );
+        // The release and what it installs from are in the kamaji folder; the provider is not.
+        let release = fleet.object(KAMAJI_DIR, "HelmRelease", "kamaji");
+        assert_eq!(release["metadata"]["namespace"], ns, "{at}");
+        fleet.object(KAMAJI_DIR, "Namespace", ns);
+        let source = &release["spec"]["chart"]["spec"]["sourceRef"];
+        fleet.object(
+            KAMAJI_DIR,
+            source["kind"].as_str().unwrap(),
+            source["name"].as_str().unwrap(),
+        );
+        assert_eq!(fleet.of_kind(KAMAJI_DIR, "ControlPlaneProvider").count(), 0, "{at}");
+        fleet.object("overlays/platform", "ControlPlaneProvider", "kamaji");
+        assert_eq!(fleet.of_kind("overlays/platform", "HelmRelease").count(), 0, "{at}");
+        // No deadlock: nothing in the kamaji folder needs a CRD that kaas-platform installs
+        // (only core kinds and Flux's, which Flux itself brings).
+        for f in fleet.objects_in(KAMAJI_DIR) {
+            let group = group_of(f.object["apiVersion"].as_str().unwrap());
+            assert!(
+                [
+                    "",
+                    "kustomize.config.k8s.io",
+                    "source.toolkit.fluxcd.io",
+                    "helm.toolkit.fluxcd.io"
+                ]
+                .contains(&group),
+                "{at}: {} needs {group}",
+                f.path
+            );
+        }
+        // kaas-platform applies `overlays/platform` as its kustomization.yaml lists it: never
+        // the kamaji folder, which kaas-kamaji applies (an object in both would be applied,
+        // relabelled and pruned by two Kustomizations).
+        let index = yaml(&fleet.repo.path().join("overlays/platform/kustomization.yaml"));
+        let listed = strings(&index["resources"]);
+        let kamaji_files: Vec<String> = fleet
+            .objects_in(KAMAJI_DIR)
+            .map(|f| f.path.rsplit_once('/').unwrap().1.to_string())
+            .collect();
+        assert!(kamaji_files.len() >= 4, "{at}: {kamaji_files:?}");
+        for r in &listed {
+            assert!(!r.trim_end_matches('/').ends_with("kamaji"), "{at}: lists {r}");
+            assert!(
+                !kamaji_files.contains(r) || r == "kustomization.yaml",
+                "{at}: lists {r}"
+            );
+        }
+        let identity = |f: &File| {
+            let o = &f.object;
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (s(&o["kind"]), s(&o["metadata"]["namespace"]), s(&o["metadata"]["name"]))
+        };
+        let in_kamaji: BTreeSet<_> = fleet.objects_in(KAMAJI_DIR).map(identity).collect();
+        for f in fleet
+            .objects_in("overlays/platform")
+            .filter(|f| f.object["kind"] != "Kustomization")
+        {
+            assert!(!in_kamaji.contains(&identity(f)), "{at}: {} is in both folders", f.path);
+        }
     }
 }
 

@@ -175,7 +175,7 @@ fn pin_records_the_registrys_digests_and_render_uses_them_offline() {
     let render = repo.run(&["render", "--locked"]);
     assert_eq!(render.code, 0, "{}", render.stderr);
     assert!(!render.stderr.contains("warning"), "{}", render.stderr);
-    let kamaji = repo.read("overlays/platform/helmrelease-kamaji.yaml");
+    let kamaji = repo.read("overlays/platform/kamaji/helmrelease-kamaji.yaml");
     let kamaji_digest = locked(&repo, &format!("{host}/{}", KAMAJI.0), KAMAJI.1);
     assert!(
         kamaji.contains(&format!("      tag: 26.8.2-edge@{kamaji_digest}\n")),
@@ -326,7 +326,7 @@ fn the_edge_policy_picks_the_newest_edge_release_in_either_format() {
     let render = repo.run(&["render", "--locked"]);
     assert_eq!(render.code, 0, "{}", render.stderr);
     assert!(
-        repo.read("overlays/platform/helmrelease-kamaji.yaml")
+        repo.read("overlays/platform/kamaji/helmrelease-kamaji.yaml")
             .contains(&format!("26.10.1-edge@{new}"))
     );
 }
@@ -655,7 +655,7 @@ fn render_without_pins_warns_and_render_locked_fails() {
         "{}",
         plain.stderr
     );
-    let kamaji = repo.read("overlays/platform/helmrelease-kamaji.yaml");
+    let kamaji = repo.read("overlays/platform/kamaji/helmrelease-kamaji.yaml");
     assert!(kamaji.contains("      tag: 26.8.2-edge\n"), "{kamaji}");
     assert!(!kamaji.contains("sha256"), "no digest is invented:\n{kamaji}");
 }

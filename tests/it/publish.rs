@@ -123,9 +123,11 @@ fn oci_delivery_renders_one_source_per_tenant_and_keeps_the_platform_on_git() {
     let access = repo.object("overlays/tenants/acme/kustomization-acme-access.yaml");
     assert_eq!(access["spec"]["sourceRef"], ks["spec"]["sourceRef"]);
     assert_eq!(access["spec"]["interval"], "1h");
-    let platform = repo.object("flux/kustomization-kaas-platform.yaml");
-    assert_eq!(platform["spec"]["sourceRef"]["kind"], "GitRepository");
-    assert_eq!(platform["spec"]["interval"], "10m");
+    for entry in ["kaas-kamaji", "kaas-platform"] {
+        let platform = repo.object(&format!("flux/kustomization-{entry}.yaml"));
+        assert_eq!(platform["spec"]["sourceRef"]["kind"], "GitRepository", "{entry}");
+        assert_eq!(platform["spec"]["interval"], "10m", "{entry}");
+    }
     let list = repo.read("flux/kustomization.yaml");
     for t in TENANTS {
         assert!(

@@ -42,6 +42,7 @@ fn second_render_writes_nothing_and_every_overlay_builds() {
     assert_eq!(times, mtimes(&repo), "a file was rewritten");
     for dir in [
         "overlays/platform",
+        "overlays/platform/kamaji",
         "overlays/tenants/acme",
         "overlays/tenants/globex",
         "overlays/tenants/initech",

@@ -109,7 +109,7 @@ fn mounted_secrets(cronjob: &Value) -> Vec<(String, Vec<String>)> {
 #[test]
 fn the_platform_etcd_backup_mounts_the_secrets_the_kamaji_chart_creates() {
     let repo = rendered_example();
-    let release = repo.object("overlays/platform/helmrelease-kamaji.yaml");
+    let release = repo.object("overlays/platform/kamaji/helmrelease-kamaji.yaml");
     let tmp = tempfile::tempdir().unwrap();
     let docs = helm_template(
         &kamaji_chart(tmp.path()),
@@ -305,10 +305,21 @@ fn the_platform_gates_tenants_on_kamaji_and_its_provider_only() {
     assert_eq!(
         platform["spec"]["healthChecks"],
         json!([
-            {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "kamaji", "namespace": "kamaji-system"},
             {"apiVersion": "operator.cluster.x-k8s.io/v1alpha2", "kind": "ControlPlaneProvider", "name": "kamaji", "namespace": "kamaji-system"},
         ])
     );
+    // The release is checked by kaas-kamaji, which kaas-platform depends on (issue 41, item 4):
+    // a dependency must be Ready at the same revision, so the tenants wait for both.
+    assert_eq!(platform["spec"]["dependsOn"], json!([{"name": "kaas-kamaji"}]));
+    let kamaji = repo.object("flux/kustomization-kaas-kamaji.yaml");
+    assert_eq!(kamaji["spec"]["wait"], Value::Null);
+    assert_eq!(
+        kamaji["spec"]["healthChecks"],
+        json!([
+            {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "kamaji", "namespace": "kamaji-system"},
+        ])
+    );
+    assert_eq!(kamaji["spec"]["retryInterval"], "2m");
     for t in ["acme", "globex", "initech"] {
         let k = repo.object(&format!("flux/kustomization-kaas-tenant-{t}.yaml"));
         assert_eq!(k["spec"]["retryInterval"], "2m", "{t} retries a failed apply soon");
@@ -464,7 +475,7 @@ fn the_kamaji_providers_anti_affinity_selects_its_own_pods() {
 #[test]
 fn the_kamaji_release_retries_for_ever_and_never_stalls_on_spent_retries() {
     let repo = rendered_example();
-    let r = repo.object("overlays/platform/helmrelease-kamaji.yaml");
+    let r = repo.object("overlays/platform/kamaji/helmrelease-kamaji.yaml");
     for phase in ["install", "upgrade"] {
         assert_eq!(
             r["spec"][phase],
@@ -604,7 +615,7 @@ fn the_management_clusters_domain_reaches_every_etcd_release_and_backup() {
             .contains("acme-etcd-0.acme-etcd.acme.svc.mgmt.example:2379"),
         "the backup reaches the members by the same names"
     );
-    let kamaji = repo.object("overlays/platform/helmrelease-kamaji.yaml");
+    let kamaji = repo.object("overlays/platform/kamaji/helmrelease-kamaji.yaml");
     assert_eq!(kamaji["spec"]["values"]["kamaji-etcd"]["clusterDomain"], "mgmt.example");
     let cronjob = repo.object("overlays/platform/cronjob-kamaji-etcd-backup.yaml");
     assert!(

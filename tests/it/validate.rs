@@ -108,8 +108,9 @@ fn the_rendered_example_passes_and_every_rendered_object_is_checked() {
         .filter(|p| (p.starts_with("overlays/") || p.starts_with("flux/")) && !p.ends_with("/kustomization.yaml"))
         .count();
     assert_eq!(doc["objects"], objects, "{doc}");
-    // overlays/platform, the three tenants, flux/, and the `access/` folders of acme and globex.
-    assert_eq!(doc["folders"], 7, "{doc}");
+    // overlays/platform and its kamaji/, the three tenants, flux/, and the `access/` folders of
+    // acme and globex.
+    assert_eq!(doc["folders"], 8, "{doc}");
     assert_eq!(doc["ok"], true);
     // The example's Kamaji/provider pair has the API skew of issue 41 item 9: a note, no finding.
     let skew = doc["notes"]

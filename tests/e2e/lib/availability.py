@@ -20,13 +20,17 @@ for every HelmRelease of the platform and the tenants, whether helm-controller m
 for those it did not, the reason from its status, with the evidence the other controllers wrote;
 it asserts what the gate does with that. Then it opens the gate as the main bed does, to see the
 tenants' own HelmReleases on these nodes. Asserted: kwok and the scheduler make Pods run and the
-kamaji HelmRelease Ready; kaas-platform is Ready exactly when what it health-checks is, and holds
-the tenants otherwise; every HelmRelease that is not Ready is so for a cause this bed explains (a
+kamaji HelmRelease Ready; kaas-kamaji health-checks that release and is Ready exactly when it is;
+kaas-platform depends on kaas-kamaji, applies the ControlPlaneProvider only after the release is
+Ready and its TenantControlPlane CRD exists (creation times), is Ready exactly when what it
+health-checks is, and holds the tenants otherwise; every HelmRelease that is not Ready is so for a cause this bed explains (a
 tenant's kubeconfig Secret, which only a running Kamaji writes; a PVC of a StorageClass the bed
 does not have); every Ready one has its Deployments and StatefulSets ready.
 
-What was seen (example fleet, 2026-12): the gate stays closed for real, on the ControlPlaneProvider
-alone (its Ready condition is cluster-api-operator's, which does not run here); kamaji, both
+What was seen (example fleet, 2026-12): kaas-kamaji Ready once the kamaji release was; the
+ControlPlaneProvider created 9 s after that release turned Ready and 63 s after the
+TenantControlPlane CRD; the gate stays closed for real, on the ControlPlaneProvider alone (its
+Ready condition is cluster-api-operator's, which does not run here); kamaji, both
 autoscalers and globex-etcd are Ready on kwok's Pods, which a kubelet would not start (the webhook
 and etcd certificates are cert-manager's, the etcd certificates of a tenant are made by a hook
 Job's containers, which kwok completes without running, the autoscalers mount the tenant
@@ -44,6 +48,8 @@ CERT_MANAGER = "github.com/cert-manager/cert-manager@v1.21.2"
 # The Go modules whose files this scenario reads (tests/e2e/run downloads them).
 MODULES = (CERT_MANAGER,)
 NODES = 3
+# The platform's Flux Kustomizations, in the order they apply (e2e.py PLATFORM_KUSTOMIZATIONS).
+PLATFORM = ("kaas-kamaji", "kaas-platform")
 
 
 def cond(obj, kind):
@@ -322,16 +328,24 @@ def platform_gate(e, r):
     f.wait_source(sha)
 
     # ---- the gate as rendered ----------------------------------------------------------------
-    platform_hrs = [k for k, ks in expected.items() if ks == "kaas-platform"]
+    platform_hrs = [k for k, ks in expected.items() if ks in PLATFORM]
     wait_settled(c, platform_hrs, timeout=180)
 
-    # The platform's health checks end after the e2e's HEALTH_TIMEOUT (60s): its verdict.
-    def verdict():
-        k = c.get("-n", "flux-system", "kustomization", "kaas-platform")
-        rd = cond(k, "Ready")
-        at = k.get("status", {}).get("lastAttemptedRevision") == f"main@sha1:{sha}"
-        return k if at and (rd.get("status") == "True" or rd.get("reason") == "HealthCheckFailed") else None
-    platform = c.wait_for("kaas-platform's health check verdict", verdict, timeout=150, interval=2)
+    # The platform's health checks end after the e2e's HEALTH_TIMEOUT (60s): their verdicts.
+    # kaas-kamaji first; kaas-platform applies only once kaas-kamaji is Ready (dependsOn).
+    def verdict(name):
+        def check():
+            k = c.get("-n", "flux-system", "kustomization", name)
+            rd = cond(k, "Ready")
+            at = k.get("status", {}).get("lastAttemptedRevision") == f"main@sha1:{sha}"
+            return k if at and (rd.get("status") == "True" or rd.get("reason") == "HealthCheckFailed") else None
+        return check
+    kamaji_ks = c.wait_for("kaas-kamaji's health check verdict", verdict("kaas-kamaji"), timeout=150, interval=2)
+    kready = cond(kamaji_ks, "Ready")
+    if kready.get("status") == "True":
+        platform = c.wait_for("kaas-platform's health check verdict", verdict("kaas-platform"), timeout=150, interval=2)
+    else:
+        platform = c.get("-n", "flux-system", "kustomization", "kaas-platform")
     secs, state = f.wait_ready(sha, timeout=0)
     rows, evidence = table(c, helmreleases(c), expected, state)
     print_table("gate as rendered (closed): every HelmRelease of the render", rows, evidence)
@@ -346,30 +360,61 @@ def platform_gate(e, r):
     if not running or not available:
         fails.append(f"kwok and kube-scheduler made no Pod run ({len(running)}) or no Deployment Available ({available})")
 
-    # The gate: the platform Kustomization is Ready exactly when what it health-checks is.
+    # The gates, as rendered: kaas-kamaji checks the kamaji HelmRelease, kaas-platform depends on
+    # kaas-kamaji and checks the ControlPlaneProvider (issue 41, item 4).
+    kamaji_checks = [(h.get("kind"), h.get("name")) for h in kamaji_ks["spec"].get("healthChecks", [])]
+    platform_checks = [(h.get("kind"), h.get("name")) for h in platform["spec"].get("healthChecks", [])]
+    if kamaji_checks != [("HelmRelease", "kamaji")]:
+        fails.append(f"kaas-kamaji health-checks {kamaji_checks}, want the kamaji HelmRelease alone")
+    if platform_checks != [("ControlPlaneProvider", "kamaji")]:
+        fails.append(f"kaas-platform health-checks {platform_checks}, want the kamaji ControlPlaneProvider alone")
+    if platform["spec"].get("dependsOn") != [{"name": "kaas-kamaji"}]:
+        fails.append(f"kaas-platform does not depend on kaas-kamaji: {platform['spec'].get('dependsOn')}")
+
     pready = cond(platform, "Ready")
     kamaji = helmreleases(c).get(("kamaji-system", "kamaji"))
     kamaji_ready = kamaji is not None and cond(kamaji, "Ready").get("status") == "True"
     if not kamaji_ready:
         fails.append(f"the kamaji HelmRelease is not Ready on kwok's Nodes: {cond(kamaji or {}, 'Ready').get('message')}")
+    if kamaji_ready != (kready.get("status") == "True"):
+        fails.append(f"kaas-kamaji is Ready={kready.get('status')} ({kready.get('reason')}: {kready.get('message')}), "
+                     f"but the kamaji HelmRelease it checks is Ready={kamaji_ready}")
     cpp = c.kubectl("get", "-n", "kamaji-system", "controlplaneproviders.operator.cluster.x-k8s.io", "kamaji", "-o", "json", check=False)
     cpp = json.loads(cpp.stdout) if cpp.returncode == 0 else None
     cpp_ready = cpp is not None and cond(cpp, "Ready").get("status") == "True"
+    # The order itself: the ControlPlaneProvider (from which cluster-api-operator starts the
+    # provider) reaches the API server only after Kamaji's TenantControlPlane CRD is served and
+    # the kamaji release is Ready.
+    if cpp is not None:
+        crd = c.get("crd", "tenantcontrolplanes.kamaji.clastix.io")
+        created, crd_created = cpp["metadata"]["creationTimestamp"], crd["metadata"]["creationTimestamp"]
+        released = cond(kamaji or {}, "Ready").get("lastTransitionTime") or "~"
+        print(f"  TenantControlPlane CRD created {crd_created}; kamaji HelmRelease Ready since {released}; "
+              f"ControlPlaneProvider created {created}", flush=True)
+        if not crd_created <= released <= created:
+            fails.append(f"the ControlPlaneProvider was created at {created}, before the kamaji release was Ready "
+                         f"({released}; its TenantControlPlane CRD at {crd_created})")
+    elif kready.get("status") == "True":
+        fails.append("kaas-kamaji is Ready but kaas-platform did not apply the ControlPlaneProvider")
+    print(f"  kaas-kamaji: Ready={kready.get('status')} {kready.get('reason')}: {(kready.get('message') or '')[:300]}", flush=True)
     print(f"  kaas-platform: Ready={pready.get('status')} {pready.get('reason')}: {(pready.get('message') or '')[:400]}", flush=True)
-    print(f"  its health checks: HelmRelease kamaji-system/kamaji Ready={kamaji_ready}; ControlPlaneProvider "
+    print(f"  their health checks: HelmRelease kamaji-system/kamaji Ready={kamaji_ready}; ControlPlaneProvider "
           f"kamaji-system/kamaji Ready={cpp_ready} (status: {json.dumps((cpp or {}).get('status'))[:200]})", flush=True)
     if kamaji_ready and cpp_ready:
         if pready.get("status") != "True":
             fails.append(f"kamaji and its ControlPlaneProvider are Ready, but kaas-platform is not: {pready.get('message')}")
     else:
         if pready.get("status") == "True":
-            fails.append("kaas-platform is Ready although what it health-checks is not")
+            fails.append("kaas-platform is Ready although what it health-checks (or kaas-kamaji) is not")
+        elif not kamaji_ready:
+            if "dependency 'flux-system/kaas-kamaji' is not ready" not in (pready.get("message") or ""):
+                fails.append(f"kaas-kamaji is not Ready, but kaas-platform does not wait for it: {pready.get('reason')}: {pready.get('message')}")
         elif pready.get("reason") != "HealthCheckFailed":
             fails.append(f"kaas-platform is not Ready, but not for its health checks: {pready.get('reason')}: {pready.get('message')}")
-        elif kamaji_ready and "HelmRelease/kamaji-system/kamaji" in (pready.get("message") or ""):
-            fails.append(f"kaas-platform still waits for the kamaji HelmRelease, which is Ready: {pready.get('message')}")
+        elif "HelmRelease/" in (pready.get("message") or ""):
+            fails.append(f"kaas-platform waits for a HelmRelease, which is kaas-kamaji's to check: {pready.get('message')}")
         for k, s in sorted(state.items()):
-            if k in ("kaas-platform", "flux-system") or s[0]:
+            if k in PLATFORM or k == "flux-system" or s[0]:
                 continue
             if "dependency 'flux-system/kaas-platform' is not ready" not in (s[2] or ""):
                 fails.append(f"Kustomization {k}: held for another reason than the gate: {s[1]}: {s[2]}")
@@ -382,12 +427,12 @@ def platform_gate(e, r):
                        "components, which it fetches from the provider's release; no cluster-api-operator runs here and "
                        "this bed reaches no network")
         r.finding("availability", "the platform gate stays closed for real"
-                  + (" although the kamaji HelmRelease is Ready" if kamaji_ready else "") + ": " + "; ".join(why))
+                  + (" although the kamaji HelmRelease (and so kaas-kamaji) is Ready" if kamaji_ready else "") + ": " + "; ".join(why))
 
     # ---- the gate opened as the main bed does: the tenants' own HelmReleases on these Nodes ----
     bed.bootstrap(f, open_gate=True)
-    f.wait_ready(sha, names=f.expected_kustomizations() - {"kaas-platform"}, timeout=120)
-    tenant_hrs = [k for k, ks in expected.items() if ks != "kaas-platform"]
+    f.wait_ready(sha, names=f.expected_kustomizations() - set(PLATFORM), timeout=120)
+    tenant_hrs = [k for k, ks in expected.items() if ks not in PLATFORM]
     waited = wait_settled(c, tenant_hrs, timeout=180)
     secs, state = f.wait_ready(sha, timeout=0)
     hrs = helmreleases(c)

@@ -92,12 +92,18 @@ class KamajiBed(CapiBed):
             raise RuntimeError(f"port {WEBHOOK_PORT} (Kamaji's fixed webhook port) is taken: {ex}") from ex
         finally:
             s.close()
-        platform = {(d["kind"], d["metadata"]["name"]): d for d in kustomize(os.path.join(fleet.dir, "overlays", "platform"))}
+        # overlays/platform/kamaji (kaas-kamaji: the kamaji release) and overlays/platform
+        # (kaas-platform: the ControlPlaneProvider), which Flux applies in that order.
+        platform = {(d["kind"], d["metadata"]["name"]): d
+                    for sub in (("platform", "kamaji"), ("platform",))
+                    for d in kustomize(os.path.join(fleet.dir, "overlays", *sub))}
         provider = self.provider_components(platform.get(("ControlPlaneProvider", "kamaji")))
         chart, crds = self.kamaji_chart(platform[("HelmRelease", "kamaji")])
         ns = [d for d in provider if d["kind"] == "Namespace"]
         self.c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": ns + crds}))
+        # Kamaji's CRDs served before the provider starts: the order the rendered Kustomizations
+        # give (kaas-platform, with the ControlPlaneProvider, waits for kaas-kamaji's release).
         self.c.wait_for("Kamaji CRDs Established", self.established, timeout=120, interval=1)
         rest = [d for d in provider + chart if d["kind"] != "Namespace"]
         self.c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
@@ -528,6 +534,49 @@ def kamaji_writes(e, bed, kcp):
     print(f"  TenantControlPlane status: version {v.get('version')} {v.get('status')} "
           "(no tenant API server runs yet)", flush=True)
     return fails
+
+
+# controller-runtime's log line for each watch a controller starts (pkg/internal/controller
+# `Start`: "Starting EventSource" with `controller`, here the KamajiControlPlane's, and `source`,
+# the kind source's type, `kind source: *v1alpha1.TenantControlPlane`). Its TenantControlPlane
+# watch, not ExternalClusterReference's (behind a feature gate), is the one issue 41 item 4 needs.
+EVENT_SOURCE = "Starting EventSource"
+WATCHING_CONTROLLER = "kamajicontrolplane"
+WATCHED_KIND = "TenantControlPlane"
+
+
+def event_sources(log):
+    """(controller, source) of every `Starting EventSource` line of a controller-runtime log: a
+    JSON line, or zap's console line (time, level, message, then the fields as one JSON object,
+    as this bed's provider writes it)."""
+    out = []
+    for line in log.splitlines():
+        if EVENT_SOURCE not in line:
+            continue
+        try:
+            d = json.loads(line if line.startswith("{") else line[line.index("\t{") + 1:])
+            out.append((str(d.get("controller")), str(d.get("source"))))
+        except ValueError:
+            out.append(("(unparsed)", line))
+    return out
+
+
+def provider_watches_tenant_control_planes(e):
+    """Issue 41 item 4: provider v0.20.0 adds `Owns(&TenantControlPlane{})` only if
+    `kamaji.clastix.io/v1alpha1` is served when it starts
+    (controllers/kamajicontrolplane_controller.go:420-422, `SetupWithManager`); without that watch
+    the KamajiControlPlane's status.version follows an upgrade only at the 10-hour resync. This bed
+    starts it as the rendered Kustomizations order it, after Kamaji's CRDs are Established: its log
+    must show the watch starting. Started before them (tried once, 2026-12), it logged three
+    EventSources (the channel, KamajiControlPlane, Secret) and no TenantControlPlane one, and this
+    scenario failed."""
+    bed = e.kamaji_bed
+    sources = event_sources(bed.log(PROVIDER))
+    print(f"  {PROVIDER}: {len(sources)} EventSources started: {sources}", flush=True)
+    if not any(ctl == WATCHING_CONTROLLER and WATCHED_KIND in src for ctl, src in sources):
+        return [f"the provider's {WATCHING_CONTROLLER} controller started no EventSource of kind {WATCHED_KIND} "
+                f"(it does not watch TenantControlPlanes): {sources or bed.log(PROVIDER)[-1500:]}"]
+    return []
 
 
 def dns_service_ips_kept(e):
@@ -986,6 +1035,11 @@ def run(e, r):
         ok = r.run("kamaji: the provider creates the TenantControlPlane once its DataStore exists (Kamaji's webhook refuses "
                    "it before); Kamaji writes the Deployment, Service, certificates and the datastore user; the "
                    "KamajiControlPlane's status comes from the provider", real_pair_makes_the_control_plane, e)
+        if getattr(e, "kamaji_bed", None) is not None:
+            r.run("kamaji: the provider, started after Kamaji's CRDs are served (kaas-kamaji before kaas-platform), "
+                  "watches TenantControlPlanes (issue 41 item 4)", provider_watches_tenant_control_planes, e)
+        else:
+            r.not_run("kamaji: the provider watches TenantControlPlanes", "the bed did not start")
         if ok:
             r.run("kamaji: the TenantControlPlane keeps networkProfile.dnsServiceIPs across the provider's updates "
                   "(issue 41 finding 1)", dns_service_ips_kept, e)

@@ -614,6 +614,9 @@ def run_all(e, r, only=""):
     if want("availability"):
         import availability  # kube-scheduler and kwok Nodes, in a bed of its own (lib/availability.py)
         availability.run(e, r)
+    if want("migration"):
+        import migration  # a cluster moved to kaas-kamaji, in a bed of its own (lib/migration.py)
+        migration.run(e, r)
     if "kamaji" in only.split(","):
         # Opt-in only (E2E_ONLY=kamaji...): the real Kamaji and provider, in a bed of their own
         # (lib/kamaji.py); tests/e2e/run builds them only then.

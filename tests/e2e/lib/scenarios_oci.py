@@ -67,8 +67,9 @@ def example_ready(o):
     o.r.figure("oci: cold publish of the example (3 tenants)", f"{secs:.2f}s, {doc['bytes']} bytes")
     if doc["pushed"] != 3:
         fails.append(f"the cold publish pushed {doc['pushed']} artifacts, want 3: {doc['message']}")
-    # Gate closed (the platform waits for Kamaji, which never gets Ready here): the tenants, on
-    # other sources than the platform, must still wait for it (dependsOn checks Ready only).
+    # Gate closed (kaas-kamaji waits for Kamaji, which never gets Ready here, and kaas-platform
+    # for kaas-kamaji): the tenants, on other sources than the platform, must still wait for it
+    # (dependsOn checks Ready only).
     o.bootstrap(f)
     f.poke()
 
@@ -122,9 +123,10 @@ def one_tenant_change(o):
     fails += [f"Kustomization {n} not at {want[n]}: {s}" for n, s in state.items() if not s[0]]
     settle(o)
     grown = oci.reconciled_since(before, oci.reconcile_counts(o.c))
-    # The root (flux/) and the platform read git, whose revision is the commit: they reconcile.
-    # acme's in-tenant bindings (`acme-access`) read acme's artifact too, so they follow it.
-    expected = {"kaas-tenant-acme", "acme-access", "flux-system", "kaas-platform"}
+    # The root (flux/) and the platform's two Kustomizations read git, whose revision is the
+    # commit: they reconcile. acme's in-tenant bindings (`acme-access`) read acme's artifact too,
+    # so they follow it.
+    expected = {"kaas-tenant-acme", "acme-access", "flux-system", "kaas-kamaji", "kaas-platform"}
     if "kaas-tenant-acme" not in grown:
         fails.append(f"kaas-tenant-acme did not reconcile: {grown}")
     # Another tenant's `<t>-access` applies through `<t>-kubeconfig`, which this bed never has (no
