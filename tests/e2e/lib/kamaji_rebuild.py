@@ -173,7 +173,7 @@ def management_rebuilt_from_git(e):
     # it adopts (stopped with it at the end).
     new = KamajiBed(os.path.join(e.work, "kamaji-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
     new.c.procs[keep] = kept
-    new.etcd, new.etcd_token = old.etcd, old.etcd_token
+    new.etcd, new.etcd_token, new.ds_host = old.etcd, old.etcd_token, old.ds_host
     e.kamaji_bed = new
     # The port the tenant API server process listened on (tenant_control_plane_serves: 127.0.0.1:PORT).
     tenant_port = int(st["tenant_addr"].rsplit(":", 1)[1])
