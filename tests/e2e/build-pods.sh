@@ -20,15 +20,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 build="$here/build"
 root="${XDG_CACHE_HOME:-$HOME/.cache}/kaas-gitops-e2e"
 
-KUBE_VERSION=v1.34.4      # kept equal to build/kube/go.mod and build.sh
+. "$build/kube-version.sh"   # KUBE_VERSION and kube_ldflags, as build.sh builds them
 PAUSE_VERSION=3.10        # the sandbox image name the bed's containerd asks: registry.k8s.io/pause:3.10
 
-minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
-kube_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-done
 
 mkdir -p "$root"
 if command -v flock >/dev/null 2>&1; then exec {lock}>"$root/.lock-pods"; flock "$lock"; fi

@@ -14,7 +14,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 build="$here/build"
 root="${XDG_CACHE_HOME:-$HOME/.cache}/kaas-gitops-e2e"
 
-KUBE_VERSION=v1.34.4   # k8s.io/kubernetes, kept equal to build/kube/go.mod
+. "$build/kube-version.sh"   # KUBE_VERSION and kube_ldflags
 CAPI_VERSION=v1.14.0   # sigs.k8s.io/cluster-api, kept equal to build/capi/go.mod
 
 # program  wrapper-module  package. The programs of one module are built by one `go build`
@@ -34,14 +34,6 @@ programs=(
   "capi-kubeadm-bootstrap-manager capi sigs.k8s.io/cluster-api/bootstrap/kubeadm"
 )
 
-# Kubernetes reads its version from ldflags (hack/lib/version.sh sets the same variables in both
-# packages); without them /version says v0.0.0 and Helm's kubeVersion checks fail.
-minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
-kube_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-done
 # Cluster API likewise (hack/scripts/release/version.sh, version::ldflags): its managers log it.
 capi_ldflags="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION"
 capi_ldflags+=" -X sigs.k8s.io/cluster-api/version.gitTreeState=clean -X sigs.k8s.io/cluster-api/version.buildDate=1970-01-01T00:00:00Z"

@@ -42,16 +42,18 @@ pub fn management_groups_prefix(
     let prefix = access
         .and_then(|a| a.management_groups_prefix.clone())
         .unwrap_or_default();
+    not_system(src, "spec.access.managementGroupsPrefix", &prefix, errs);
+    prefix
+}
+
+/// A name prefix must not reach into Kubernetes' own `system:` names.
+fn not_system(src: &Source, field: &str, prefix: &str, errs: &mut Vec<Diagnostic>) {
     if prefix.starts_with("system:") {
         errs.push(
-            src.error(
-                "spec.access.managementGroupsPrefix",
-                format!("the prefix `{prefix}` starts with `system:`"),
-            )
-            .with_hint("`system:` names are Kubernetes' own (`system:masters` is cluster-admin); write the prefix the management cluster's authenticator gives the groups, e.g. `corp:`"),
+            src.error(field, format!("the prefix `{prefix}` starts with `system:`"))
+                .with_hint("`system:` names are Kubernetes' own (`system:masters` is cluster-admin); use e.g. `corp:`"),
         );
     }
-    prefix
 }
 
 /// A tenant's issuers: the platform's, each overridden by the tenant entry of the same name,
@@ -299,15 +301,7 @@ fn claim(
                 .with_hint(format!("name a claim of the ID token, e.g. `{default_claim}`")),
         );
     }
-    if prefix.starts_with("system:") {
-        errs.push(
-            src.error(
-                &format!("{f}.prefix"),
-                format!("the prefix `{prefix}` starts with `system:`"),
-            )
-            .with_hint("`system:` names are Kubernetes' own (`system:masters` is cluster-admin); use e.g. `corp:`"),
-        );
-    }
+    not_system(src, &format!("{f}.prefix"), &prefix, errs);
     if groups && prefix.is_empty() {
         errs.push(
             src.error(&format!("{f}.prefix"), "groups need a prefix")

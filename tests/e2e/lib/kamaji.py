@@ -632,6 +632,12 @@ def materialize(c, ns, pod, root):
     return out
 
 
+def deployment_available(c):
+    """The tenant's Deployment once all its replicas are available (what Kamaji waits for), else None."""
+    d = c.get("-n", TENANT, "deployment", TENANT)
+    return d if d.get("status", {}).get("availableReplicas", 0) >= d["spec"].get("replicas", 1) else None
+
+
 def tenant_control_plane_serves(e, again=False):
     """The TenantControlPlane's API server serves: its Pods really run (real_pods_serve, with
     E2E_KAMAJI_PODS=1) or their kube-apiserver is one process beside kwok's Nodes (process_serves).
@@ -704,11 +710,8 @@ def process_serves(e):
     standin("the kubelet of the TenantControlPlane's Pods: kwok's fake Nodes report them Running and Ready "
             "(once the API server process above serves)")
 
-    def available():
-        d = c.get("-n", TENANT, "deployment", TENANT)
-        return d if d.get("status", {}).get("availableReplicas", 0) >= d["spec"].get("replicas", 1) else None
     try:
-        c.wait_for(f"Deployment {TENANT} available (Pods bound by kube-scheduler, Running by kwok)", available, timeout=120, interval=2)
+        c.wait_for(f"Deployment {TENANT} available (Pods bound by kube-scheduler, Running by kwok)", lambda: deployment_available(c), timeout=120, interval=2)
     except TimeoutError as ex:
         pods = [f"{p['metadata']['name']} {p['status'].get('phase')} node={p['spec'].get('nodeName')}"
                 for p in c.get("-n", TENANT, "pods")["items"]]
@@ -790,11 +793,8 @@ def real_pods_serve(e):
         f.write("\n".join(lines + [f"{ip} {TENANT}.{TENANT}.svc"]) + "\n")
     standin(f"cluster DNS for Kamaji: {TENANT}.{TENANT}.svc -> the Service's ClusterIP {ip} (kube-proxy routes it to the Pod)")
 
-    def available():
-        d = c.get("-n", TENANT, "deployment", TENANT)
-        return d if d.get("status", {}).get("availableReplicas", 0) >= d["spec"].get("replicas", 1) else None
     try:
-        c.wait_for(f"Deployment {TENANT} available (real Pods: kubelet + containerd)", available, timeout=300, interval=1)
+        c.wait_for(f"Deployment {TENANT} available (real Pods: kubelet + containerd)", lambda: deployment_available(c), timeout=300, interval=1)
     except TimeoutError as ex:
         return fails + [f"{ex}; Pods: {pod_states(c)}; kubelet log: {bed.log('kubelet')[-1500:]}; "
                         f"container logs: {node.container_logs(TENANT)[-4000:]}"]
