@@ -13,6 +13,7 @@ pub mod bootstrap_rbac;
 pub mod build;
 pub mod datastore_names;
 pub mod dns;
+pub mod exposure;
 pub mod pins;
 mod providers;
 pub mod releases;
@@ -253,6 +254,8 @@ pub struct Platform {
     pub vip_pools: Vec<(IpAddr, IpAddr)>,
     /// What serves the control planes' `LoadBalancer` Services.
     pub load_balancer: LoadBalancer,
+    /// The Gateway or Ingress tenant API servers may be reached through, and the default.
+    pub exposures: exposure::Exposures,
     /// Shared DataStores tenants may name.
     pub data_stores: BTreeSet<String>,
     /// Registries served over plain HTTP.
@@ -462,6 +465,11 @@ pub struct Tenant {
     pub service_type: ServiceType,
     /// Service annotations.
     pub service_annotations: BTreeMap<String, String>,
+    /// How the API server is reached: its Service, a Gateway or an Ingress.
+    pub exposure: exposure::Exposure,
+    /// `spec.controlPlane.acknowledge` has `endpointMove`: a deployed cluster may get another
+    /// endpoint.
+    pub endpoint_move_acknowledged: bool,
     /// CoreDNS addon.
     pub core_dns: bool,
     /// kube-proxy addon.
@@ -553,6 +561,19 @@ impl Tenant {
     /// `controllers/kamajicontrolplane_controller_cluster_patch.go`).
     pub fn address_chosen_by_load_balancer(&self) -> bool {
         self.provider() == Provider::Hetzner
+    }
+
+    /// The endpoint clients and kubelets use, when known at render time: the hostname with the
+    /// Gateway's port (the API server's) or the Ingress's, else the VIP with the API server port.
+    pub fn endpoint(&self, platform: &Platform) -> Option<(String, u16)> {
+        match &self.exposure {
+            exposure::Exposure::Gateway { hostname } => Some((hostname.clone(), self.port)),
+            exposure::Exposure::Ingress { hostname } => {
+                let port = platform.exposures.ingress.as_ref().map_or(443, |i| i.port);
+                Some((hostname.clone(), port))
+            }
+            exposure::Exposure::Service { .. } => self.vip.map(|ip| (ip.to_string(), self.port)),
+        }
     }
 }
 

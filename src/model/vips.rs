@@ -38,6 +38,7 @@ pub fn allocate(
     let in_pool = |ip: &IpAddr| platform.vip_pools.iter().any(|(a, b)| a <= ip && ip <= b);
     let wants_vip = |t: &Tenant| {
         t.vip.is_none()
+            && t.exposure.kind() == crate::model::exposure::ExposureKind::Service
             && t.service_type == ServiceType::LoadBalancer
             && !platform.vip_pools.is_empty()
             && !t.address_chosen_by_load_balancer()

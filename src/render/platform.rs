@@ -114,6 +114,7 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     namespaces.extend(p.addon_providers.keys().map(|a| Platform::addon_namespace(a)));
     namespaces.extend(p.ipam_providers.keys().map(|a| Platform::ipam_namespace(a)));
     namespaces.extend(p.topology.as_ref().map(|t| t.namespace.clone()));
+    namespaces.extend(crate::render::exposure::rendered_namespace(p).map(str::to_string));
     namespaces.sort();
     namespaces.dedup();
     // The kamaji namespace is `kaas-kamaji`'s, even where another role shares its name.
@@ -165,6 +166,7 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
         });
     }
     out.extend(topology::platform_objects(p));
+    out.extend(crate::render::exposure::platform_objects(p));
     out
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::exposure::Exposure;
 use crate::model::{Component, DataStore, Platform, ServiceType, Tenant};
 use crate::render::access::ApiServerAuthentication;
 use crate::render::images::Images;
@@ -36,7 +37,7 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
             out.push(cluster(t));
             out.push(control_plane(p, t, authentication.as_ref()));
             out.extend(authentication.and_then(|a| a.config_map));
-            out.push(providers::cluster_object(t));
+            out.push(providers::cluster_object(p, t));
             for pool in &t.pools {
                 out.extend(workers::pool_objects(t, pool));
             }
@@ -303,6 +304,27 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
                 service_address: t.vip.map(|ip| ip.to_string()),
                 service_annotations: (!service_annotations.is_empty()).then_some(service_annotations),
                 dns_service_ips: if t.core_dns { Vec::new() } else { dns_service_ips },
+                gateway: match (&t.exposure, &p.exposures.gateway) {
+                    (Exposure::Gateway { hostname }, Some(g)) => Some(kcp::GatewayRoute {
+                        name: g.name.clone(),
+                        namespace: g.namespace.clone(),
+                        hostname: format!("{hostname}:{}", t.port),
+                        section_name: g.listener.clone(),
+                    }),
+                    _ => None,
+                },
+                ingress: match (&t.exposure, &p.exposures.ingress) {
+                    (Exposure::Ingress { hostname }, Some(i)) => Some(kcp::IngressRoute {
+                        class_name: i.class_name.clone(),
+                        hostname: format!("{hostname}:{}", i.port),
+                        extra_annotations: i.annotations.clone(),
+                    }),
+                    _ => None,
+                },
+                cert_sans: match &t.exposure {
+                    Exposure::Service { extra_name } => extra_name.iter().cloned().collect(),
+                    _ => Vec::new(),
+                },
             },
             deployment,
         },

@@ -116,6 +116,7 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
         .as_ref()
         .and_then(|b| serde_saphyr::from_slice::<KamajiControlPlane>(b).ok()?.spec);
     let datastore = kcp_spec.as_ref().and_then(|s| s.data_store_name.clone());
+    let endpoint = kcp_spec.as_ref().and_then(KamajiControlPlaneSpec::endpoint);
     let datastore_names = match &kcp_spec {
         Some(s) => Some((s.data_store_schema.clone(), s.data_store_username.clone())),
         None if cluster && kcp.is_none() => read(&cluster_file).and_then(|b| topology_datastore_names(&b)),
@@ -142,6 +143,7 @@ fn deployed_of(name: &str, files: &BTreeSet<String>, read: impl Fn(&str) -> Opti
         datastore_names,
         version: version.as_deref().and_then(crate::model::KubeVersion::parse),
         kube_proxy,
+        endpoint,
         addons,
     }
 }
@@ -184,6 +186,33 @@ struct KamajiControlPlaneSpec {
     data_store_name: Option<String>,
     data_store_schema: Option<String>,
     data_store_username: Option<String>,
+    network: Option<KamajiControlPlaneNetwork>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KamajiControlPlaneNetwork {
+    service_address: Option<String>,
+    gateway: Option<Hostname>,
+    ingress: Option<Hostname>,
+}
+
+#[derive(Deserialize)]
+struct Hostname {
+    hostname: Option<String>,
+}
+
+impl KamajiControlPlaneSpec {
+    /// The endpoint kubelets were given: the Gateway's or Ingress's hostname (with its port),
+    /// else the VIP, else empty (the address the Service's load balancer chose).
+    fn endpoint(&self) -> Option<String> {
+        let n = self.network.as_ref();
+        let routed = n.and_then(|n| n.gateway.as_ref().or(n.ingress.as_ref())?.hostname.clone());
+        // Empty: the address the Service got from its load balancer.
+        routed
+            .or_else(|| n.and_then(|n| n.service_address.clone()))
+            .or_else(|| Some(String::new()))
+    }
 }
 
 /// A topology-mode `Cluster`'s datastore names, from its variables (`render::topology`), when
@@ -247,6 +276,7 @@ fn committed_versions(repo: &Path, deployed: &mut BTreeMap<String, Deployed>) {
         // The kube-proxy and CNI transition is judged against the commit too (a render nobody
         // committed reached no cluster).
         d.kube_proxy = before.as_ref().and_then(|b| b.kube_proxy);
+        d.endpoint = before.as_ref().and_then(|b| b.endpoint.clone());
         d.addons = before.map(|b| b.addons).unwrap_or_default();
     }
 }

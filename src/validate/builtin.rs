@@ -22,10 +22,11 @@ pub const KINDS: [&str; 14] = [
     "CronJob",
 ];
 
-/// API groups served by Kubernetes itself (no CRD defines their kinds).
+/// API groups served by Kubernetes itself (no CRD defines their kinds). The Gateway API's
+/// group ends in `.k8s.io` too, but its kinds come from CRDs (kubernetes-sigs/gateway-api).
 pub fn is_core_group(group: &str) -> bool {
     matches!(group, "" | "apps" | "batch" | "policy" | "autoscaling")
-        || (group.ends_with(".k8s.io") && !group.ends_with("x-k8s.io"))
+        || (group.ends_with(".k8s.io") && !group.ends_with("x-k8s.io") && group != "gateway.networking.k8s.io")
 }
 
 /// `metadata` of every object: what the API server accepts from a manifest.

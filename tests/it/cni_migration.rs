@@ -6,18 +6,6 @@ use std::path::Path;
 
 use crate::common::{Repo, git};
 
-/// The example repository rendered and committed after `prepare`, in a fresh git repository.
-fn committed(home: &Path, prepare: impl Fn(&Repo)) -> Repo {
-    let repo = Repo::example();
-    prepare(&repo);
-    let run = repo.run(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    git(home, repo.path(), &["init", "-q", "-b", "main"]);
-    git(home, repo.path(), &["add", "-A"]);
-    git(home, repo.path(), &["commit", "-q", "-m", "deployed"]);
-    repo
-}
-
 /// `render` refuses at `location` with `message`, and neither the files nor git change.
 #[track_caller]
 fn refused(home: &Path, repo: &Repo, location: &str, message: &str) -> String {
@@ -38,7 +26,7 @@ const NO_CNI: &str = "  addons:\n    cni: none\n";
 #[test]
 fn a_deployed_tenant_gaining_a_cni_that_replaces_kube_proxy_is_refused_until_acknowledged() {
     let home = tempfile::tempdir().unwrap();
-    let repo = committed(home.path(), |r| {
+    let repo = crate::common::committed_example(home.path(), |r| {
         let acme = r.read("tenants/acme.yaml");
         r.write("tenants/acme.yaml", &format!("{acme}{NO_CNI}"));
     });
@@ -89,7 +77,8 @@ fn a_deployed_tenant_gaining_a_cni_that_replaces_kube_proxy_is_refused_until_ack
 fn a_default_cni_reaching_deployed_tenants_is_refused_once_at_kaas_yaml() {
     let home = tempfile::tempdir().unwrap();
     let defaults = "    defaults:\n      cni: cilium\n";
-    let repo = committed(home.path(), |r| r.replace("kaas.yaml", defaults, "    defaults: {}\n"));
+    let repo =
+        crate::common::committed_example(home.path(), |r| r.replace("kaas.yaml", defaults, "    defaults: {}\n"));
     repo.replace("kaas.yaml", "    defaults: {}\n", defaults);
     let line = repo
         .read("kaas.yaml")
@@ -131,7 +120,7 @@ fn a_default_cni_reaching_deployed_tenants_is_refused_once_at_kaas_yaml() {
 fn a_new_tenant_gets_the_default_cni_without_acknowledging() {
     let home = tempfile::tempdir().unwrap();
     let initech = Repo::example().read("tenants/initech.yaml");
-    let repo = committed(home.path(), |r| {
+    let repo = crate::common::committed_example(home.path(), |r| {
         std::fs::remove_file(r.path().join("tenants/initech.yaml")).unwrap();
     });
     repo.write("tenants/initech.yaml", &initech);

@@ -564,3 +564,16 @@ pub fn management_kubeconfig(dir: &std::path::Path, port: u16) -> std::path::Pat
     .unwrap();
     path
 }
+
+/// The example repository rendered and committed after `prepare`, in a fresh git repository:
+/// what Flux deployed, for the rules judged against the last commit.
+pub fn committed_example(home: &Path, prepare: impl Fn(&Repo)) -> Repo {
+    let repo = Repo::example();
+    prepare(&repo);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    git(home, repo.path(), &["init", "-q", "-b", "main"]);
+    git(home, repo.path(), &["add", "-A"]);
+    git(home, repo.path(), &["commit", "-q", "-m", "deployed"]);
+    repo
+}

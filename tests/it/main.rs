@@ -15,6 +15,7 @@ mod crd_schema;
 mod datastore_names;
 mod delivery_artifact;
 mod errors;
+mod exposure;
 mod flatcar;
 mod forge;
 mod fuzz;

@@ -18,8 +18,8 @@ use kaas_gitops::render::objects::cluster::{
     TopologyMetadata, WorkersTopology,
 };
 use kaas_gitops::render::objects::controlplane::{
-    Addons, Component, CoreDns, Defaults, Deployment, KamajiControlPlane, KamajiControlPlaneSpec, Kubelet, Network,
-    Resources,
+    Addons, Component, CoreDns, Defaults, Deployment, GatewayRoute, IngressRoute, KamajiControlPlane,
+    KamajiControlPlaneSpec, Kubelet, Network, Resources,
 };
 use kaas_gitops::render::objects::helm::{
     Action, Dependency as HelmDependency, HelmChartSpec, HelmChartTemplate, HelmRelease, HelmReleaseSpec, KubeConfig,
@@ -179,6 +179,18 @@ fn kamaji_control_plane() -> KamajiControlPlane {
                 service_address: Some(s("10.0.0.1")),
                 service_annotations: Some(BTreeMap::from([(s("example.com/key"), s("v"))])),
                 dns_service_ips: vec![s("10.96.0.10")],
+                gateway: Some(GatewayRoute {
+                    name: s("gw"),
+                    namespace: s("gw-system"),
+                    hostname: s("a.example.com:6443"),
+                    section_name: s("kube-apiserver"),
+                }),
+                ingress: Some(IngressRoute {
+                    class_name: s("haproxy"),
+                    hostname: s("a.example.com:443"),
+                    extra_annotations: BTreeMap::from([(s("example.com/key"), s("v"))]),
+                }),
+                cert_sans: vec![s("a.example.com")],
             },
             deployment: Some(Deployment {
                 extra_volumes: vec![

@@ -35,4 +35,5 @@ require (
 	sigs.k8s.io/cluster-api-provider-aws/v2 v2.11.1
 	sigs.k8s.io/cluster-api-provider-kubevirt v0.11.2
 	sigs.k8s.io/cluster-api-provider-packet v0.9.0
+	sigs.k8s.io/gateway-api v1.5.1
 )

@@ -6,6 +6,7 @@ mod addons;
 mod backup;
 mod compatibility;
 mod datastore_names;
+mod exposure;
 mod feature_gates;
 mod fields;
 mod kamaji_version;

@@ -137,6 +137,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         .map(|t| topology::classes(src, t, &installed.infrastructure, &mut errs));
 
     let (load_balancer, vip_pools) = load_balancer(src, spec, &mut errs);
+    let exposures = super::exposure::platform(src, spec.api_server_exposure.as_ref(), &mut errs);
 
     for (i, ds) in spec.data_stores.iter().enumerate() {
         if !is_dns1123_subdomain(ds) {
@@ -232,6 +233,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         autoscaler_images_by_minor,
         vip_pools,
         load_balancer,
+        exposures,
         data_stores: spec.data_stores.iter().cloned().collect(),
         insecure_registries: spec.registries.as_ref().map(|r| r.insecure.clone()).unwrap_or_default(),
         branch_prefix,

@@ -14,6 +14,7 @@ use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem
 use crate::model::build::pool_version::{pool_version, workers_version};
 use crate::model::build::{providers, removed_flags, topology};
 use crate::model::datastore_names::{self, DataStoreNames};
+use crate::model::exposure::Exposure;
 use crate::model::{
     AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, KubeVersion, Platform, Pool,
     PoolSize, ServiceType, Tenant, TenantTopology,
@@ -100,7 +101,8 @@ pub fn tenant(
             None
         }
     });
-    let port = endpoint.port.unwrap_or(6443);
+    let exposure = super::exposure::tenant(src, &name, cp, &platform.exposures, &mut errs);
+    let port = endpoint.port.or(exposure.port).unwrap_or(6443);
     if port == 0 {
         errs.push(
             src.error("spec.controlPlane.endpoint.port", "port 0 is not a port")
@@ -144,6 +146,17 @@ pub fn tenant(
     }
 
     let (infrastructure, class) = mode(src, spec, platform, &mut errs);
+    if class.is_some()
+        && let Some(hostname) = exposure.exposure.hostname()
+    {
+        errs.push(
+            src.error(
+                if cp.exposure.is_some() { "spec.controlPlane.exposure" } else { "spec.topology" },
+                format!("a tenant built from a ClusterClass cannot be reached at `{hostname}` yet: the class's control plane template has no hostname variable"),
+            )
+            .with_hint("write `exposure: service` in `spec.controlPlane` of this tenant, or describe it with `infrastructure` and `workers`"),
+        );
+    }
     // CAPMOX reads the Proxmox API's URL and token from the cluster's `credentialsRef`, or
     // else from its manager's environment, which cluster-api-operator fills from the provider's
     // config Secret (cluster-api-provider-proxmox v0.9.0, `cmd/main.go`: PROXMOX_URL,
@@ -199,6 +212,20 @@ pub fn tenant(
         &mut errs,
     );
 
+    if let Exposure::Ingress { hostname } = &exposure.exposure
+        && addons.konnectivity.unwrap_or(true)
+    {
+        // Kamaji points the Konnectivity agents at the Gateway hostname, else at the Service's
+        // address (26.8.2-edge `internal/resources/konnectivity/agent.go`, `mutate`): behind an
+        // Ingress that is a ClusterIP no node reaches.
+        errs.push(
+            src.error(
+                if cp.exposure.is_some() { "spec.controlPlane.exposure" } else { "spec.controlPlane" },
+                format!("Konnectivity cannot reach tenant `{name}` behind an Ingress: Kamaji gives its agents the Service's cluster-internal address, not `{hostname}`"),
+            )
+            .with_hint("turn it off (`addons: {konnectivity: false}` in `spec.controlPlane`; the API server then reaches kubelets directly), or use `exposure: gateway`, whose Konnectivity route Kamaji makes"),
+        );
+    }
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -218,8 +245,18 @@ pub fn tenant(
         vip,
         vip_allocated: false,
         port,
-        service_type: service.kind.unwrap_or(ServiceType::LoadBalancer),
+        // Behind a Gateway or an Ingress the Service only backs the route, unless it keeps
+        // serving a VIP while the tenant moves (docs/exposure.md).
+        service_type: service.kind.unwrap_or(
+            if matches!(exposure.exposure, Exposure::Service { .. }) || vip.is_some() {
+                ServiceType::LoadBalancer
+            } else {
+                ServiceType::ClusterIP
+            },
+        ),
         service_annotations: service.annotations,
+        exposure: exposure.exposure,
+        endpoint_move_acknowledged: exposure.move_acknowledged,
         core_dns: addons.core_dns.unwrap_or(true),
         // A CNI that replaces kube-proxy turns Kamaji's off (a tenant forcing it on is refused).
         kube_proxy: addons.kube_proxy.unwrap_or(true) && !cni_replaces_kube_proxy,

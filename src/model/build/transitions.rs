@@ -45,6 +45,10 @@ pub struct Deployed {
     /// The control plane's `dataStoreSchema` and `dataStoreUsername` as rendered (each `None`
     /// when not rendered, as before kaas-gitops set them), when a control plane is rendered.
     pub datastore_names: Option<(Option<String>, Option<String>)>,
+    /// The endpoint its control plane gave kubelets (`spec.network` of the
+    /// `KamajiControlPlane`: the Gateway's or Ingress's `hostname`, else `serviceAddress`, else
+    /// empty for the address its load balancer chose), when a control plane is rendered.
+    pub endpoint: Option<String>,
     /// The names of the add-ons rendered (`helmrelease-<tenant>-<name>.yaml`; its etcd too).
     pub addons: std::collections::BTreeSet<String>,
 }
@@ -66,6 +70,9 @@ pub fn check(
     let mut errs = Vec::new();
     for (t, src) in tenants {
         if let Some(e) = deployed.get(&t.name).and_then(|d| version_step(platform, t, src, d)) {
+            errs.push(e);
+        }
+        if let Some(e) = deployed.get(&t.name).and_then(|d| endpoint_move(platform, t, src, d)) {
             errs.push(e);
         }
     }
@@ -155,6 +162,64 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
         ),
     };
     Some(src.error("spec.kubernetes.version", message).with_hint(hint))
+}
+
+/// A deployed control plane whose endpoint changes: every kubelet was given the old one at
+/// join (kubeadm's `cluster-info`, which Kamaji writes from it) and every kubeconfig names it,
+/// so the move takes steps (docs/exposure.md): refused unless acknowledged
+/// (`spec.controlPlane.acknowledge: [endpointMove]`). A tenant whose new endpoint is not known
+/// at render time (a cloud load balancer's address) is not judged.
+fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
+    let before = d.endpoint.as_deref()?;
+    if t.decommissioned || t.endpoint_move_acknowledged {
+        return None;
+    }
+    let now = rendered_endpoint(platform, t)?;
+    if now == before {
+        return None;
+    }
+    let field = if t.exposure.hostname().is_some() {
+        "spec.controlPlane.exposure"
+    } else {
+        "spec.controlPlane.endpoint"
+    };
+    Some(
+        src.error(
+            field,
+            format!(
+                "tenant `{}` would move from the endpoint {} to {}: its kubelets and every kubeconfig name the old one",
+                t.name,
+                shown(before),
+                shown(&now)
+            ),
+        )
+        .with_hint(format!(
+            "to stay, keep its exposure{}; to move, add `acknowledge: [endpointMove]` to `spec.controlPlane` of `{}` and keep the old endpoint serving until the machines rolled (docs/exposure.md, \"Moving a running tenant\")",
+            if before.is_empty() || before.parse::<std::net::IpAddr>().is_ok() {
+                " (`exposure: service` in `spec.controlPlane`)"
+            } else {
+                ""
+            },
+            t.source_path
+        )),
+    )
+}
+
+/// The endpoint as [`Deployed::endpoint`] reads it back from the rendered control plane.
+fn rendered_endpoint(platform: &Platform, t: &Tenant) -> Option<String> {
+    match t.exposure.hostname() {
+        Some(_) => t.endpoint(platform).map(|(host, port)| format!("{host}:{port}")),
+        None => Some(t.vip.map(|ip| ip.to_string()).unwrap_or_default()),
+    }
+}
+
+/// An endpoint as [`Deployed::endpoint`] holds it, for a message.
+fn shown(endpoint: &str) -> String {
+    if endpoint.is_empty() {
+        "its load balancer chose".to_string()
+    } else {
+        format!("`{endpoint}`")
+    }
 }
 
 /// What a valid transition still gets told: a control plane whose patch goes down within its

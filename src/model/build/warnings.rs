@@ -14,7 +14,26 @@ pub(crate) fn tenant(src: &Source, p: &Platform, t: &Tenant) -> Vec<Diagnostic> 
     cloud_controller_manager(src, p, t, &mut out);
     ignition_gate(src, p, t, &mut out);
     machine_variables(src, p, t, &mut out);
+    idle_load_balancer(src, t, &mut out);
     out
+}
+
+/// Behind a Gateway or an Ingress the API server's Service only backs the route; a
+/// `LoadBalancer` Service without a VIP being moved off (`endpoint.host`) still takes an address
+/// and an announcement per tenant, which the shared entry point exists to save.
+fn idle_load_balancer(src: &Source, t: &Tenant, out: &mut Vec<Diagnostic>) {
+    if let Some(hostname) = t.exposure.hostname()
+        && t.vip.is_none()
+        && t.service_type == crate::model::ServiceType::LoadBalancer
+    {
+        out.push(
+            src.warning(
+                "spec.controlPlane.service.type",
+                format!("tenant `{}` is reached at `{hostname}` through the platform's entry point, yet its `LoadBalancer` Service takes an address of its own", t.name),
+            )
+            .with_hint("drop `service.type` (behind a Gateway or an Ingress it defaults to `ClusterIP`)"),
+        );
+    }
 }
 
 /// In topology mode a pool's scale-from-zero capacity annotations come from its class's

@@ -168,4 +168,41 @@ pub struct Network {
     /// `controllers/kamajicontrolplane_controller_tcp.go:90,93-94`).
     #[serde(rename = "dnsServiceIPs", skip_serializing_if = "Vec::is_empty")]
     pub dns_service_ips: Vec<String>,
+    /// The Gateway the API server is reached through (v0.20.0 `GatewayComponent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<GatewayRoute>,
+    /// The Ingress the API server is reached through (v0.20.0 `IngressComponent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<IngressRoute>,
+    /// Extra names of the API server's certificate.
+    #[serde(rename = "certSANs", skip_serializing_if = "Vec::is_empty")]
+    pub cert_sans: Vec<String>,
+}
+
+/// `network.gateway`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayRoute {
+    /// The Gateway's name.
+    pub name: String,
+    /// The Gateway's namespace.
+    pub namespace: String,
+    /// `host:port`: the provider writes the port into the Cluster's endpoint (443 when none
+    /// is written) and cuts it off for the TLSRoute and the certificate.
+    pub hostname: String,
+    /// The API server's listener.
+    pub section_name: String,
+}
+
+/// `network.ingress`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressRoute {
+    /// The IngressClass.
+    pub class_name: String,
+    /// `host:port`, as for the Gateway; Kamaji gives kubelets this port too.
+    pub hostname: String,
+    /// The Ingress's annotations (the controller's TLS passthrough switch).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra_annotations: BTreeMap<String, String>,
 }

@@ -12,7 +12,7 @@ mod nutanix;
 mod packet;
 mod proxmox;
 
-use std::net::IpAddr;
+use crate::model::Platform;
 
 use crate::map;
 use crate::model::{Infrastructure, NodeOs, Provider, ProxmoxMachine, Tenant};
@@ -102,8 +102,9 @@ fn api_version(version: &str) -> &'static str {
 pub(crate) struct ClusterContext<'a> {
     /// The tenant (also its namespace); `None` in a ClusterClass template.
     pub tenant: Option<&'a str>,
-    /// The VIP and API server port, when known at render time.
-    pub endpoint: Option<(IpAddr, u16)>,
+    /// The endpoint (the VIP, or the hostname behind a Gateway or an Ingress) and its port,
+    /// when known at render time.
+    pub endpoint: Option<(&'a str, u16)>,
 }
 
 /// Whether the provider's infrastructure cluster carries the API endpoint (the VIP), which
@@ -135,11 +136,12 @@ pub(crate) fn cluster_parts(infra: &Infrastructure, ctx: &ClusterContext<'_>) ->
 }
 
 /// A tenant's infrastructure cluster object, named after the tenant.
-pub(crate) fn cluster_object(t: &Tenant) -> Object {
+pub(crate) fn cluster_object(p: &Platform, t: &Tenant) -> Object {
     let kind = kinds(t.provider()).cluster;
+    let endpoint = t.endpoint(p);
     let ctx = ClusterContext {
         tenant: Some(&t.name),
-        endpoint: t.vip.map(|ip| (ip, t.port)),
+        endpoint: endpoint.as_ref().map(|(host, port)| (host.as_str(), *port)),
     };
     let parts = cluster_parts(&t.infrastructure, &ctx);
     let mut metadata = tmeta(t, &t.name);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 mod access;
 mod addons;
+mod exposure;
 mod platform;
 mod providers;
 mod tenant;
@@ -20,6 +21,7 @@ pub use addons::{
     TenantAddons,
 };
 
+pub use exposure::{ApiServerExposure, ControlPlaneAcknowledgement, ExposureKind, GatewayExposure, IngressExposure};
 pub use platform::{
     ArtifactDelivery, Author, BackupDestination, Backups, Chart, CloudControllerManagers, ClusterApi,
     ClusterAutoscaler, Contract, ControlPlaneProvider, DefaultDataStore, Delivery, DeliveryMode, EtcdJobs, Flux,

@@ -37,6 +37,9 @@ pub struct PlatformSpec {
     pub cluster_autoscaler: ClusterAutoscaler,
     /// The management cluster's load balancer and its address pools for tenant VIPs.
     pub load_balancer: Option<LoadBalancer>,
+    /// How tenant API servers are reached: their own Service (default), a Gateway or an
+    /// Ingress, by hostname (see docs/exposure.md).
+    pub api_server_exposure: Option<super::ApiServerExposure>,
     /// Shared DataStores that tenants may name in `dataStore.shared`.
     #[serde(default)]
     pub data_stores: Vec<String>,

@@ -103,6 +103,16 @@ pub struct ControlPlane {
     pub endpoint: Option<Endpoint>,
     /// How the API server is exposed in the management cluster.
     pub service: Option<Service>,
+    /// How the API server is reached: `service`, `gateway` or `ingress` (default: kaas.yaml
+    /// `spec.apiServerExposure.default`, else `service`).
+    pub exposure: Option<super::ExposureKind>,
+    /// The API server's hostname behind a Gateway or an Ingress (default: the platform's
+    /// hostname pattern with this tenant's name).
+    pub hostname: Option<String>,
+    /// Changes to the running control plane that kaas-gitops refuses unless acknowledged here:
+    /// `endpointMove`.
+    #[serde(default)]
+    pub acknowledge: Vec<super::ControlPlaneAcknowledgement>,
     /// Addons Kamaji installs into the tenant cluster.
     pub addons: Option<Addons>,
     /// kube-apiserver settings.

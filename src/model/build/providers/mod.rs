@@ -162,7 +162,23 @@ pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>)
             .with_hint("drop `endpoint.host`: the Kamaji provider writes the address the load balancer got into the Cluster and the HetznerCluster"),
         );
     }
-    if matches!(t.infrastructure, Infrastructure::MetalStack(_)) && t.topology.is_none() && t.vip.is_none() {
+    if let Infrastructure::MetalStack(m) = &t.infrastructure
+        && m.firewall.is_some()
+        && let Some(hostname) = t.exposure.hostname()
+    {
+        errs.push(
+            src.error(
+                "spec.controlPlane.exposure",
+                format!("a metal-stack firewall cannot let the nodes reach `{hostname}`: its egress rules name the API server's IP address"),
+            )
+            .with_hint("behind a Gateway or an Ingress the address is the entry point's, which kaas-gitops does not know: drop `firewall` from `infrastructure.metalStack`, or choose `exposure: service`"),
+        );
+    }
+    if matches!(t.infrastructure, Infrastructure::MetalStack(_))
+        && t.topology.is_none()
+        && t.vip.is_none()
+        && t.exposure.hostname().is_none()
+    {
         errs.push(
             src.error("spec.controlPlane.endpoint", "a metal-stack tenant needs a VIP known at render time")
                 .with_hint("Kamaji checks, but never sets, `MetalStackCluster.spec.controlPlaneEndpoint`: set `endpoint.host`, or keep the `LoadBalancer` service type and add a range to kaas.yaml `spec.loadBalancer.pools`"),
