@@ -8,7 +8,7 @@ use crate::model::{Component, DataStore, Platform, ServiceType, Tenant};
 use crate::render::access::ApiServerAuthentication;
 use crate::render::images::Images;
 use crate::render::node::Node;
-use crate::render::objects::cluster::{Cluster, ClusterSpec, ContractRef};
+use crate::render::objects::cluster::{ApiEndpoint, Cluster, ClusterSpec, ContractRef};
 use crate::render::objects::controlplane::{self as kcp, KamajiControlPlane, KamajiControlPlaneSpec};
 use crate::render::objects::helm::{Action, HelmRelease, HelmReleaseSpec, Strategy};
 use crate::render::objects::{ObjectMeta, to_node};
@@ -34,7 +34,7 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
         Some(topo) => out.push(topology::cluster(p, t, topo)),
         None => {
             let authentication = crate::render::access::api_server(t);
-            out.push(cluster(t));
+            out.push(cluster(p, t));
             out.push(control_plane(p, t, authentication.as_ref()));
             out.extend(authentication.and_then(|a| a.config_map));
             out.push(providers::cluster_object(p, t));
@@ -184,7 +184,7 @@ fn helm_release(p: &Platform, t: &Tenant, name: String, chart: &crate::model::Ch
     }
 }
 
-fn cluster(t: &Tenant) -> Object {
+fn cluster(p: &Platform, t: &Tenant) -> Object {
     let infra_kind = providers::kinds(t.provider()).cluster.kind;
     let cluster = Cluster::new(
         ObjectMeta::new(&t.name, Some(&t.name), cluster_labels(t)),
@@ -201,6 +201,15 @@ fn cluster(t: &Tenant) -> Object {
                 name: t.name.clone(),
             }),
             topology: None,
+            // Cluster API copies the endpoint from the control plane once, while the Cluster has
+            // none (cluster-api v1.14.0 `core/reconcilers/cluster/cluster_controller_phases.go`),
+            // and Kamaji's provider never writes it: a hostname behind the Gateway or the Ingress
+            // is rendered, so the Cluster follows a tenant moved onto it from git.
+            control_plane_endpoint: t
+                .exposure
+                .hostname()
+                .and_then(|_| t.endpoint(p))
+                .map(|(host, port)| ApiEndpoint { host, port }),
         },
     );
     Object {

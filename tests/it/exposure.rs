@@ -65,6 +65,12 @@ fn a_fleet_behind_one_gateway_gets_routes_by_hostname_and_no_address_each() {
     assert!(!lock.contains("vips"), "{lock}");
     let cluster = repo.object("overlays/tenants/globex/cluster-globex.yaml");
     assert_eq!(cluster["spec"]["clusterNetwork"]["apiServerPort"], 6443, "{cluster}");
+    // The endpoint is written where Cluster API copies it only once and Kamaji's provider only
+    // checks it once set (Proxmox), so a tenant moved here follows from git.
+    let endpoint = serde_json::json!({"host": "globex.k8s.example.com", "port": 6443});
+    assert_eq!(cluster["spec"]["controlPlaneEndpoint"], endpoint, "{cluster}");
+    let proxmox = repo.object("overlays/tenants/globex/proxmoxcluster-globex.yaml");
+    assert_eq!(proxmox["spec"]["controlPlaneEndpoint"], endpoint, "{proxmox}");
 
     // The Gateway: the API servers' listener and Konnectivity's, both TLS passthrough for
     // every tenant's hostname, routes from any namespace.

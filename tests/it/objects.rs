@@ -12,8 +12,8 @@ use kaas_gitops::render::objects::artifact::{
     ArtifactGenerator, ArtifactGeneratorSpec, CopyOperation, GeneratorSource, OutputArtifact,
 };
 use kaas_gitops::render::objects::cluster::{
-    Bootstrap, ClassRef, Cluster, ClusterNetwork, ClusterSpec, ClusterVariable, ContractRef, ControlPlaneTopology,
-    Deletion, LabelSelector, MachineDeployment, MachineDeploymentSpec, MachineDeploymentTopology,
+    ApiEndpoint, Bootstrap, ClassRef, Cluster, ClusterNetwork, ClusterSpec, ClusterVariable, ContractRef,
+    ControlPlaneTopology, Deletion, LabelSelector, MachineDeployment, MachineDeploymentSpec, MachineDeploymentTopology,
     MachineDeploymentVariables, MachineSpec, MachineTemplateMetadata, MachineTemplateSpec, NetworkRanges, Topology,
     TopologyMetadata, WorkersTopology,
 };
@@ -110,6 +110,10 @@ fn cluster() -> Cluster {
                     name: s("v"),
                     value: free(),
                 }],
+            }),
+            control_plane_endpoint: Some(ApiEndpoint {
+                host: s("a.example.com"),
+                port: 6443,
             }),
         },
     )

@@ -48,6 +48,18 @@ pub struct ClusterSpec {
     /// `spec.topology`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topology: Option<Topology>,
+    /// `spec.controlPlaneEndpoint`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_plane_endpoint: Option<ApiEndpoint>,
+}
+
+/// `spec.controlPlaneEndpoint`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiEndpoint {
+    /// The address or hostname.
+    pub host: String,
+    /// The port.
+    pub port: u16,
 }
 
 /// `spec.clusterNetwork`.

@@ -105,6 +105,11 @@ pub(crate) struct ClusterContext<'a> {
     /// The endpoint (the VIP, or the hostname behind a Gateway or an Ingress) and its port,
     /// when known at render time.
     pub endpoint: Option<(&'a str, u16)>,
+    /// The endpoint is a hostname behind the platform's Gateway or Ingress: written into the
+    /// infrastructure clusters Kamaji's provider only checks once set (Proxmox, whose endpoint
+    /// the provider writes only while it is empty, `checkOrPatchGenericCluster`), so that a
+    /// tenant moved onto it does not keep the old address there.
+    pub routed: bool,
 }
 
 /// Whether the provider's infrastructure cluster carries the API endpoint (the VIP), which
@@ -142,6 +147,7 @@ pub(crate) fn cluster_object(p: &Platform, t: &Tenant) -> Object {
     let ctx = ClusterContext {
         tenant: Some(&t.name),
         endpoint: endpoint.as_ref().map(|(host, port)| (host.as_str(), *port)),
+        routed: t.exposure.hostname().is_some(),
     };
     let parts = cluster_parts(&t.infrastructure, &ctx);
     let mut metadata = tmeta(t, &t.name);

@@ -25,6 +25,7 @@ pub(super) fn cluster(px: &ProxmoxCluster, ctx: &ClusterContext<'_>) -> ClusterP
                 "prefix" => *prefix,
             }),
             "credentialsRef" => px.credentials_secret.as_ref().map(|s| map! {"name" => s, "namespace" => ctx.tenant}),
+            "controlPlaneEndpoint" => ctx.endpoint.filter(|_| ctx.routed).map(|(host, port)| map! {"host" => host, "port" => port}),
         },
     }
 }

@@ -111,6 +111,8 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
                 }),
                 variables,
             }),
+            // Tenants built from a class keep their own Service (model::build::tenant).
+            control_plane_endpoint: None,
         },
     );
     Object {

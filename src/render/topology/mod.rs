@@ -122,6 +122,7 @@ fn class_objects(
         &ClusterContext {
             tenant: None,
             endpoint: None,
+            routed: false,
         },
     );
     let cluster_spec = map! {
