@@ -287,7 +287,27 @@ fn moving_a_running_tenant_behind_the_gateway_is_refused_until_acknowledged() {
         };
         repo.write(&file, &text);
     }
-    rendered(&repo);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // What git cannot carry is said: Kamaji re-issues neither the admin kubeconfig nor
+    // cluster-info for a new endpoint.
+    assert!(
+        run.stderr.contains("warning: tenant `acme` moves from the endpoint `10.0.4.10` to `acme.k8s.example.com:6443`: once Flux applied it, finish the move on the cluster"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl -n acme delete secret acme-admin-kubeconfig"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl -n kube-public delete configmap cluster-info"),
+        "{}",
+        run.stderr
+    );
     let acme = network(&repo, "acme");
     assert_eq!(acme["gateway"]["hostname"], "acme.k8s.example.com:6443");
     assert_eq!(

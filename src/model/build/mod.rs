@@ -121,6 +121,7 @@ pub fn validate(
     let mut warnings = platform::warnings(platform, &platform_model);
     warnings.extend(names.warnings);
     warnings.extend(transitions::warnings(&built, &deployed));
+    warnings.extend(transitions::endpoint_moves(&platform_model, &built, &deployed));
     for (t, src) in &built {
         warnings.extend(warnings::tenant(src, &platform_model, t));
     }

@@ -205,6 +205,40 @@ fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) ->
     )
 }
 
+/// An acknowledged move still gets the steps that follow on the cluster, which git cannot carry:
+/// Kamaji re-issues kubeconfigs only when the checksum of its kubeadm configuration changes, and
+/// that checksum leaves the endpoint out (clastix/kamaji 26.8.2-edge `internal/kubeadm/types.go`,
+/// `Checksum`: the InitConfiguration, whose ClusterConfiguration kubeadm's internal API does not
+/// serialize); its rotation annotation re-issues `admin.conf` but not `super-admin.conf`, which
+/// `cluster-info` is written from, so the Secret is deleted (Kamaji writes both again); and it
+/// writes the tenant's `cluster-info` again only when that ConfigMap's data changed
+/// (`internal/resources/kubeadm_utils.go`, `KubeadmBootstrap`). Proved in the kamaji bed
+/// (tests/e2e/lib/kamaji_gateway.py).
+pub fn endpoint_moves(
+    platform: &Platform,
+    tenants: &[(Tenant, &Source)],
+    deployed: &BTreeMap<String, Deployed>,
+) -> Vec<Diagnostic> {
+    tenants
+        .iter()
+        .filter(|(t, _)| t.endpoint_move_acknowledged && !t.decommissioned)
+        .filter_map(|(t, src)| {
+            let before = deployed.get(&t.name)?.endpoint.as_deref()?;
+            let now = rendered_endpoint(platform, t)?;
+            (now != before).then(|| {
+                let name = &t.name;
+                src.warning(
+                    "spec.controlPlane.acknowledge",
+                    format!("tenant `{name}` moves from the endpoint {} to {}: once Flux applied it, finish the move on the cluster", shown(before), shown(&now)),
+                )
+                .with_hint(format!(
+                    "`kubectl -n {name} delete secret {name}-admin-kubeconfig` (Kamaji writes it again, but does not re-issue kubeconfigs for a new endpoint by itself), then in the tenant `kubectl -n kube-public delete configmap cluster-info` (joining kubelets read the endpoint there), then roll the machines; keep the old endpoint until they rolled (docs/exposure.md, \"Moving a running tenant\")"
+                ))
+            })
+        })
+        .collect()
+}
+
 /// The endpoint as [`Deployed::endpoint`] reads it back from the rendered control plane.
 fn rendered_endpoint(platform: &Platform, t: &Tenant) -> Option<String> {
     match t.exposure.hostname() {

@@ -39,7 +39,7 @@ nor in system:masters, and a request their upstream RBAC refuses fails the scena
 import base64, json, os, re, shutil, socket, ssl, subprocess, time, urllib.error, urllib.request
 
 from capi import CapiBed, KAMAJI_PROVIDER, TENANT_KINDS, kamaji_reader, kustomize, mod_dir, standin, yaml_docs
-from cluster import CHARTS, free_port, sh
+from cluster import CHARTS, CRDS, free_port, sh
 from pods import POD_CIDR, SANDBOX_IMAGE
 
 TENANT = "acme"
@@ -100,8 +100,14 @@ class KamajiBed(CapiBed):
         provider = self.provider_components(platform.get(("ControlPlaneProvider", "kamaji")))
         chart, crds = self.kamaji_chart(platform[("HelmRelease", "kamaji")])
         ns = [d for d in provider if d["kind"] == "Namespace"]
+        # The platform's Gateway API CRDs (standard channel, the release Kamaji's go.mod pins), installed
+        # before Kamaji starts: its manager owns HTTPRoutes, GRPCRoutes and TLSRoutes and watches
+        # Gateways only when their group is served at its start (controllers/tenantcontrolplane_controller.go,
+        # AreGatewayResourcesAvailable), and lib/kamaji_gateway.py routes the tenant through a Gateway.
+        gateway_api = gateway_api_crds()
         self.c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
-                       input=json.dumps({"apiVersion": "v1", "kind": "List", "items": ns + crds}))
+                       input=json.dumps({"apiVersion": "v1", "kind": "List", "items": ns + crds + gateway_api}))
+        print(f"  the platform's Gateway API CRDs: {', '.join(sorted(d['spec']['names']['kind'] for d in gateway_api))}", flush=True)
         # Kamaji's CRDs served before the provider starts: the order the rendered Kustomizations
         # give (kaas-platform, with the ControlPlaneProvider, waits for kaas-kamaji's release).
         self.c.wait_for("Kamaji CRDs Established", self.established, timeout=120, interval=1)
@@ -344,6 +350,17 @@ class KamajiBed(CapiBed):
 
     def log(self, name):
         return open(os.path.join(self.c.logs, name + ".log"), errors="replace").read()
+
+
+def gateway_api_crds():
+    """The Gateway API CRDs of the test CRD folder (tests/upstream/sources.tsv: gateway-api v1.5.1,
+    standard channel) that Kamaji's manager uses: GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute."""
+    d = os.path.join(CRDS, "gateway.networking.k8s.io")
+    want = ("gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes")
+    missing = [n for n in want if not os.path.isfile(os.path.join(d, n + ".yaml"))]
+    if missing:
+        raise RuntimeError(f"no Gateway API CRDs {missing} in {d} (tests/upstream/crds.sh)")
+    return [doc for n in want for doc in yaml_docs(open(os.path.join(d, n + ".yaml")).read())]
 
 
 def tenant_overlay(f, tenant):
@@ -665,11 +682,44 @@ def process_serves(e):
     Returns "127.0.0.1:<port>" once the Deployment is available, or failures."""
     bed = e.kamaji_bed
     c = bed.c
+    port = spawn_tenant_apiserver(e)
+    if isinstance(port, list):
+        return port
+    # Only now do the Pods turn Ready: kwok's Nodes stand in for the kubelet, whose readiness
+    # probes would pass only once the containers serve (the real kube-scheduler binds the Pods,
+    # the real kube-controller-manager writes the Deployment's status, Kamaji reads it:
+    # internal/resources/k8s_deployment_resource.go computeStatus).
+    c.start_nodes(3)
+    standin("the kubelet of the TenantControlPlane's Pods: kwok's fake Nodes report them Running and Ready "
+            "(once the API server process above serves)")
+
+    try:
+        c.wait_for(f"Deployment {TENANT} available (Pods bound by kube-scheduler, Running by kwok)", lambda: deployment_available(c), timeout=120, interval=2)
+    except TimeoutError as ex:
+        pods = [f"{p['metadata']['name']} {p['status'].get('phase')} node={p['spec'].get('nodeName')}"
+                for p in c.get("-n", TENANT, "pods")["items"]]
+        return [f"{ex}; Pods: {pods}"]
+    return f"127.0.0.1:{port}"
+
+
+def spawn_tenant_apiserver(e):
+    """The stand-in for the containers of the TenantControlPlane's Pods: one kube-apiserver process
+    with the kube-apiserver container's args and volumes of the Deployment as it is now (again after
+    Kamaji rolled it, e.g. for a new certificate). Returns its port once it serves, or failures."""
+    bed = e.kamaji_bed
+    c = bed.c
+    name = f"tenant-apiserver-{TENANT}"
+    old = c.procs.get(name)
+    if old is not None and old.poll() is None:
+        os.killpg(old.pid, 15)
+        old.wait(timeout=30)
     dep = c.get("-n", TENANT, "deployment", TENANT)
     pod = dep["spec"]["template"]["spec"]
     ctr = next(x for x in pod["containers"] if x["name"] == "kube-apiserver")
     port = next((int(a.split("=", 1)[1]) for a in ctr.get("args", []) + ctr.get("command", []) if a.startswith("--secure-port=")), 6443)
     s = socket.socket()
+    # As Go's listeners do: connections of a process just stopped may linger in TIME_WAIT.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         s.bind(("127.0.0.1", port))
     except OSError as ex:
@@ -691,7 +741,7 @@ def process_serves(e):
     standin(f"the containers of the TenantControlPlane's Pods: one kube-apiserver {c.version['gitVersion']} process "
             f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on 127.0.0.1:{port}")
     print(f"  tenant kube-apiserver args: {' '.join(args)}", flush=True)
-    c.spawn(f"tenant-apiserver-{TENANT}", [f"{bed.bin}/kube-apiserver", *args])
+    c.spawn(name, [f"{bed.bin}/kube-apiserver", *args])
     insecure = ssl.create_default_context()
     insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
 
@@ -702,21 +752,7 @@ def process_serves(e):
             pass  # 401/403 to an anonymous client: it serves
         return True
     c.wait_for("the tenant kube-apiserver serving", healthz, timeout=90)
-    # Only now do the Pods turn Ready: kwok's Nodes stand in for the kubelet, whose readiness
-    # probes would pass only once the containers serve (the real kube-scheduler binds the Pods,
-    # the real kube-controller-manager writes the Deployment's status, Kamaji reads it:
-    # internal/resources/k8s_deployment_resource.go computeStatus).
-    c.start_nodes(3)
-    standin("the kubelet of the TenantControlPlane's Pods: kwok's fake Nodes report them Running and Ready "
-            "(once the API server process above serves)")
-
-    try:
-        c.wait_for(f"Deployment {TENANT} available (Pods bound by kube-scheduler, Running by kwok)", lambda: deployment_available(c), timeout=120, interval=2)
-    except TimeoutError as ex:
-        pods = [f"{p['metadata']['name']} {p['status'].get('phase')} node={p['spec'].get('nodeName')}"
-                for p in c.get("-n", TENANT, "pods")["items"]]
-        return [f"{ex}; Pods: {pods}"]
-    return f"127.0.0.1:{port}"
+    return port
 
 
 def pods_wanted(e):
@@ -1076,6 +1112,17 @@ def run(e, r):
                   "the tenant back on its old key prefix with its data (issue 41 item 2)", management_rebuilt_from_git, e)
         else:
             r.not_run("kamaji: management cluster rebuilt from git", "the tenant API server did not serve")
+        if serves and not pods_wanted(e) and e.kamaji_state.get("tenant_addr"):
+            from kamaji_gateway import tenant_behind_gateway  # imports this module
+            r.run("kamaji: a running tenant moved behind one Gateway (refused until acknowledged): Kamaji's webhook accepts "
+                  "it, Kamaji makes the API server and Konnectivity TLSRoutes and reports their access points, the "
+                  "endpoint follows in the Cluster, control plane and ProxmoxCluster, kubectl reaches the tenant through "
+                  "the Gateway by SNI, the admin kubeconfigs and cluster-info (deleted), as the move's steps say, name the hostname, and the ingress form is admitted (issue 44)", tenant_behind_gateway, e)
+        elif serves:
+            print("  note: the tenant moved behind a Gateway (issue 44) runs in the default kamaji bed, not with E2E_KAMAJI_PODS=1",
+                  flush=True)
+        else:
+            r.not_run("kamaji: a running tenant moved behind one Gateway", "the tenant API server did not serve")
     finally:
         bed = getattr(e, "kamaji_bed", None)
         if bed is not None:
