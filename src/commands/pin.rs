@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 use serde_json::json;
 
 use crate::cli::Printer;
@@ -18,7 +19,8 @@ use crate::crd_fetch::{self, Mode};
 use crate::diagnostics::Diagnostic;
 use crate::model::Platform;
 use crate::model::build::{self, TagOrigin};
-use crate::model::releases::crds::crd_assets;
+use crate::model::pins::ImagePins;
+use crate::model::releases::crds::{CrdAsset, behind_gateway, crd_assets, uses_gateway_api};
 use crate::pin::auth::DockerConfig;
 use crate::pin::registry::{OciRegistry, Options};
 use crate::pin::{self, Change, Entry, Outcome, PinError, Request};
@@ -27,7 +29,7 @@ use crate::repo::inputs::{self, PLATFORM_PATH};
 use crate::repo::lock::{LOCK_PATH, Lock};
 use crate::repo::tree;
 use crate::spec::load;
-use crate::spec::raw::PlatformFile;
+use crate::spec::raw::{PlatformFile, TenantFile};
 use crate::spec::source::Source;
 
 /// `pin`'s settings: the arguments plus the environment. The only place `pin` reads the
@@ -65,21 +67,22 @@ impl Settings {
 /// Runs `pin`.
 pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus> {
     let settings = Settings::resolve(args);
-    let (platform, lock, lock_bytes, source) = match load(repo)? {
+    let loaded = match load(repo)? {
         Ok(loaded) => loaded,
         Err(diags) => return Ok(report_invalid(printer, settings.format, diags)),
     };
+    let (platform, lock, source) = (&loaded.platform, &loaded.lock, &loaded.source);
     let mut registry = OciRegistry::new(Options {
         timeout: settings.timeout,
         insecure: platform.insecure_registries.clone(),
         docker_config: settings.docker_config.clone(),
     })
     .context("failed to start the registry client")?;
-    let mut outcome = match pin::plan(&platform, &lock, &settings.request, &mut registry) {
+    let mut outcome = match pin::plan(platform, lock, &settings.request, &mut registry) {
         Ok(o) => o,
         Err(e) => return Ok(report_error(printer, settings.format, e)),
     };
-    if let Some(d) = picked_kamaji_too_old(&source, &platform, &outcome) {
+    if let Some(d) = picked_kamaji_too_old(source, platform, &outcome) {
         let status = report_invalid(printer, settings.format, vec![d]);
         if settings.format == Format::Human {
             printer.note(&format!("`{LOCK_PATH}` was not changed"));
@@ -94,7 +97,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         } else {
             Mode::Verify
         };
-        let assets = crd_assets(&platform, &outcome.lock.images);
+        let assets = loaded.crd_assets(&outcome.lock.images);
         match crd_fetch::fetch_all(&fetch, &assets, &lock.crds, mode) {
             Ok(fetched) => {
                 outcome.lock.crds = fetched.iter().map(|f| (f.url.clone(), f.locked())).collect();
@@ -106,7 +109,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         Vec::new()
     };
     let bytes = outcome.lock.to_bytes();
-    let written = lock_bytes.as_deref() != Some(&bytes[..]);
+    let written = loaded.lock_bytes.as_deref() != Some(&bytes[..]);
     if written {
         write_lock(repo, bytes)?;
     }
@@ -115,11 +118,11 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         settings.format,
         &outcome,
         written,
-        &platform,
-        &(&lock, &crds[..]),
+        platform,
+        &(lock, &crds[..]),
     );
     if settings.request.images.is_empty() {
-        report_moving_charts(printer, settings.format, &platform);
+        report_moving_charts(printer, settings.format, platform);
     }
     Ok(ExitStatus::Success)
 }
@@ -189,13 +192,32 @@ fn report_moving_charts(printer: &Printer, format: Format, platform: &Platform) 
     }
 }
 
-/// `kaas.yaml` validated into the platform model (with its text, to point at fields), and the
-/// lock parsed; `Ok(Err(..))` holds every problem of both.
-#[expect(
-    clippy::type_complexity,
-    reason = "a one-off tuple, named by the bindings at the call"
-)]
-pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>>, Source), Vec<Diagnostic>>> {
+/// What `pin` and `validate` read before fetching the CRD release assets.
+pub(crate) struct LoadedPlatform {
+    /// `kaas.yaml` validated into the platform model.
+    pub platform: Platform,
+    /// `kaas.lock`, parsed (empty when there is none).
+    pub lock: Lock,
+    /// `kaas.lock`'s bytes, when it exists.
+    pub lock_bytes: Option<Vec<u8>>,
+    /// `kaas.yaml`'s text, to point at fields.
+    pub source: Source,
+    /// The fleet uses the Gateway API ([`uses_gateway_api`]).
+    pub gateway_api: bool,
+}
+
+impl LoadedPlatform {
+    /// The CRD release assets of the fleet, Kamaji's at the tag `pins` holds for a tag policy.
+    pub fn crd_assets(&self, pins: &ImagePins) -> Vec<CrdAsset> {
+        crd_assets(&self.platform, pins, self.gateway_api)
+    }
+}
+
+/// `kaas.yaml` validated into the platform model, the lock parsed, and whether a tenant is
+/// behind the Gateway (read from the tenant files only when `kaas.yaml` leaves it open; a file
+/// that does not parse counts as not, `render` and `validate` report it); `Ok(Err(..))` holds
+/// every problem of `kaas.yaml` and the lock.
+pub(crate) fn load(repo: &Path) -> Result<Result<LoadedPlatform, Vec<Diagnostic>>> {
     let inputs = match inputs::read(repo, &[])? {
         Ok(i) => i,
         Err(d) => return Ok(Err(d)),
@@ -211,7 +233,22 @@ pub(crate) fn load(repo: &Path) -> Result<Result<(Platform, Lock, Option<Vec<u8>
     let platform = load::parse::<PlatformFile>(PLATFORM_PATH, &inputs.platform)
         .and_then(|p| build::platform(&p).map(|built| (built, p.source)));
     match platform {
-        Ok((p, source)) if errs.is_empty() => Ok(Ok((p, lock, inputs.lock, source))),
+        Ok((platform, source)) if errs.is_empty() => {
+            let gateway_api = uses_gateway_api(&platform, || {
+                inputs.tenants.par_iter().any(|(path, _, bytes)| {
+                    load::parse::<TenantFile>(path, bytes).is_ok_and(|t| {
+                        !t.value.spec.decommissioned && behind_gateway(&platform, build::chosen_exposure(&t.value))
+                    })
+                })
+            });
+            Ok(Ok(LoadedPlatform {
+                platform,
+                lock,
+                lock_bytes: inputs.lock,
+                source,
+                gateway_api,
+            }))
+        }
         Ok(_) => Ok(Err(errs)),
         Err(e) => {
             errs.extend(e);

@@ -11,7 +11,6 @@ use crate::cli::{CrdFetchArgs, Format, ValidateArgs};
 use crate::commands::report_invalid;
 use crate::commands::{ExitStatus, crds, pin};
 use crate::crd_fetch::{self, Mode};
-use crate::model::releases::crds::crd_assets;
 use crate::validate::{self, CrdSource, Options, Report};
 
 /// How long one release asset download may take.
@@ -55,7 +54,7 @@ fn pinned_crds(
     args: &CrdFetchArgs,
     format: Format,
 ) -> Result<Result<Vec<(String, String)>, ExitStatus>> {
-    let (platform, lock, _, _) = match pin::load(repo)? {
+    let loaded = match pin::load(repo)? {
         Ok(loaded) => loaded,
         Err(diags) => {
             let status = report_invalid(printer, format, diags);
@@ -66,7 +65,8 @@ fn pinned_crds(
         }
     };
     let settings = crds::settings(args, DOWNLOAD_TIMEOUT)?;
-    let assets = crd_assets(&platform, &lock.images);
+    let lock = &loaded.lock;
+    let assets = loaded.crd_assets(&lock.images);
     let fetched = match crd_fetch::fetch_all(&settings, &assets, &lock.crds, Mode::Verify) {
         Ok(f) => f,
         Err(problems) => return Ok(Err(crds::report(printer, format, &problems))),

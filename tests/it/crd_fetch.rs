@@ -45,7 +45,8 @@ fn rendered_example() -> Repo {
     repo
 }
 
-fn requests(log: &Path) -> Vec<String> {
+/// The paths the mirror was asked for, sorted.
+pub fn requests(log: &Path) -> Vec<String> {
     let mut lines: Vec<String> = std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()

@@ -2,10 +2,11 @@
 //! `spec.apiServerExposure`, a tenant's `spec.controlPlane.exposure`): what is rendered, checked
 //! as data, what is refused, and the move of a running tenant (`model::exposure`).
 
-use crate::common::Repo;
+use crate::common::{ReleaseMirror, Repo, crds_dir};
+use crate::crd_fetch::{EXAMPLE_ASSETS, requests, validate};
 
 /// kaas.yaml's `spec.apiServerExposure`, inserted before `dataStores`.
-const EXPOSURE: &str = r#"  apiServerExposure:
+pub const EXPOSURE: &str = r#"  apiServerExposure:
     default: gateway
     gateway:
       name: tenant-apis
@@ -20,7 +21,7 @@ const EXPOSURE: &str = r#"  apiServerExposure:
 
 /// The example with `exposure` in kaas.yaml, and acme without its VIP (so it has no address of
 /// its own to keep).
-fn example_with(exposure: &str) -> Repo {
+pub fn example_with(exposure: &str) -> Repo {
     let repo = Repo::example();
     repo.replace(
         "kaas.yaml",
@@ -151,6 +152,89 @@ fn the_rendered_gateway_and_control_planes_pass_the_upstream_crds() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.contains("overlays/platform/gateway-tenant-apis.yaml"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The Gateway API release whose CRDs `validate` (no `--crds`) checks a fleet behind a Gateway
+/// against: the one Kamaji 26.8.2-edge's go.mod pins.
+pub const GATEWAY_API_ASSET: &str = "/kubernetes-sigs/gateway-api/releases/download/v1.5.1/standard-install.yaml";
+
+#[test]
+fn validate_fetches_the_gateway_api_release_only_for_a_fleet_behind_a_gateway() {
+    let without_class = EXPOSURE.replace("      className: envoy\n", "");
+    let default_service = without_class.replace("default: gateway", "default: service");
+    // (what, kaas.yaml's apiServerExposure, a tenant's controlPlane lines, the Gateway API
+    // release fetched, the CRDs loaded: the example's 22, and the mirror's three Gateway API
+    // ones, GatewayClass, Gateway and TLSRoute)
+    let cases: [(&str, &str, &str, bool, usize); 5] = [
+        ("the Gateway rendered", EXPOSURE, "", true, 25),
+        (
+            "every tenant behind the platform's Gateway",
+            &without_class,
+            "",
+            true,
+            25,
+        ),
+        (
+            "one tenant behind the platform's Gateway",
+            &default_service,
+            "    exposure: gateway\n",
+            true,
+            25,
+        ),
+        ("a Gateway nobody uses", &default_service, "", false, 22),
+        ("no apiServerExposure", "", "", false, 22),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (what, exposure, tenant, fetched, crds)) in cases.into_iter().enumerate() {
+        let (log, cache) = (
+            dir.path().join(format!("requests-{i}")),
+            dir.path().join(format!("cache-{i}")),
+        );
+        let mirror = ReleaseMirror::serve(&crds_dir(), Some(&log));
+        let repo = example_with(exposure);
+        repo.replace(
+            "tenants/acme.yaml",
+            "  controlPlane:\n    replicas: 2\n",
+            &format!("  controlPlane:\n    replicas: 2\n{tenant}"),
+        );
+        rendered(&repo);
+        let run = validate(&repo, &mirror.url(), &cache);
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("against {crds} CRDs")),
+            "{what}: {}",
+            run.stderr
+        );
+        let mut expected: Vec<String> = EXAMPLE_ASSETS.iter().map(|s| s.to_string()).collect();
+        if fetched {
+            expected.push(GATEWAY_API_ASSET.into());
+        }
+        expected.sort();
+        assert_eq!(requests(&log), expected, "{what}");
+    }
+}
+
+#[test]
+fn a_rendered_gateway_that_breaks_the_fetched_gateway_crd_is_reported() {
+    // The Gateway is checked against the CRD of the Gateway API release, not just found.
+    let repo = example_with(EXPOSURE);
+    rendered(&repo);
+    repo.replace(
+        "overlays/platform/gateway-tenant-apis.yaml",
+        "mode: Passthrough",
+        "mode: Bypass",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let mirror = ReleaseMirror::serve(&crds_dir(), None);
+    let run = validate(&repo, &mirror.url(), cache.path());
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "error: Gateway kaas-gateway/tenant-apis: `spec.listeners[0].tls.mode` is \"Bypass\", which is not allowed\n  --> overlays/platform/gateway-tenant-apis.yaml:"
+        ),
         "{}",
         run.stderr
     );

@@ -823,3 +823,57 @@ fn pin_records_the_crd_release_assets_and_validate_refuses_changed_bytes() {
     assert_eq!(locked_crds(&repo.read("kaas.lock"), core), served_sha256(&other, core));
     assert_eq!(validate(&repo, NO_NETWORK, &fresh).code, 0);
 }
+
+#[test]
+fn pin_records_the_gateway_api_release_of_a_fleet_behind_a_gateway() {
+    use crate::common::{ReleaseMirror, crds_dir};
+    use crate::crd_fetch::{EXAMPLE_ASSETS, NO_NETWORK, validate};
+    use crate::exposure::{EXPOSURE, GATEWAY_API_ASSET};
+
+    let reg = Registry::start();
+    push_platform(&reg);
+    let repo = repo_on(&reg.host(), "tag: 26.8.2-edge");
+    repo.replace(
+        "kaas.yaml",
+        "  dataStores: [default]\n",
+        &format!("{EXPOSURE}  dataStores: [default]\n"),
+    );
+    repo.replace("tenants/acme.yaml", "    endpoint: {host: 10.0.4.10, port: 6443}\n", "");
+    let creds = no_credentials();
+    let cache = tempfile::tempdir().unwrap();
+    let mirror = ReleaseMirror::serve(&crds_dir(), None);
+    let run = repo.run_with(
+        &["pin"],
+        &[
+            ("DOCKER_CONFIG", creds.path().as_os_str()),
+            ("HOME", creds.path().as_os_str()),
+            ("KAAS_REGISTRY_TIMEOUT", OsStr::new("5")),
+            ("KAAS_CRD_MIRROR", OsStr::new(&mirror.url())),
+            ("KAAS_CRD_CACHE", cache.path().as_os_str()),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lock = repo.read("kaas.lock");
+    assert_eq!(
+        locked_crds(&lock, GATEWAY_API_ASSET),
+        served_sha256(&mirror, GATEWAY_API_ASSET)
+    );
+    assert!(lock.contains("  component: gateway-api\n  version: v1.5.1\n"), "{lock}");
+    assert_eq!(
+        run.stderr.matches("pinned    crds ").count(),
+        EXAMPLE_ASSETS.len() + 1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("pinned    crds gateway-api v1.5.1 (standard-install.yaml) sha256:"),
+        "{}",
+        run.stderr
+    );
+    // The rendered Gateway is then checked offline against the pinned release.
+    assert_eq!(repo.run(&["render"]).code, 0);
+    let offline = validate(&repo, NO_NETWORK, cache.path());
+    assert_eq!(offline.code, 0, "{}", offline.stderr);
+    assert!(!offline.stderr.contains("no sha256"), "{}", offline.stderr);
+}

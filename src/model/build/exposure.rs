@@ -13,7 +13,7 @@ use crate::model::exposure::{
 use crate::spec::raw;
 use crate::spec::source::Source;
 
-fn kind(k: raw::ExposureKind) -> ExposureKind {
+pub(super) fn kind(k: raw::ExposureKind) -> ExposureKind {
     match k {
         raw::ExposureKind::Service => ExposureKind::Service,
         raw::ExposureKind::Gateway => ExposureKind::Gateway,

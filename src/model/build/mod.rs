@@ -61,6 +61,11 @@ pub fn platform(platform: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnos
     platform::platform(platform)
 }
 
+/// The exposure a tenant file chooses for itself (`spec.controlPlane.exposure`), if it does.
+pub fn chosen_exposure(file: &TenantFile) -> Option<crate::model::exposure::ExposureKind> {
+    file.spec.control_plane.exposure.map(exposure::kind)
+}
+
 /// Validates everything; `Err` holds every problem of every file. `previous` gives what the last
 /// render left of the tenants that may make a transition (see [`transitions::Previous`]); it is
 /// asked once, with the built tenants, when they got this far.

@@ -14,11 +14,23 @@
 
 use std::fmt;
 
+use crate::model::exposure::ExposureKind;
 use crate::model::pins::ImagePins;
 use crate::model::{Platform, Provider};
 
 /// The host that serves every asset; a mirror replaces it.
 pub const UPSTREAM: &str = "https://github.com";
+
+/// The Gateway API release whose CRDs a fleet behind a Gateway is checked against: the one the
+/// Kamaji release kaas-gitops renders for is built with (Kamaji 26.8.2-edge `go.mod`:
+/// `sigs.k8s.io/gateway-api v1.5.1`; its Makefile installs that release's
+/// `standard-install.yaml` too). Kamaji creates its TLSRoutes with these types, so the platform
+/// installs this release or a newer one (docs/exposure.md).
+pub const GATEWAY_API_RELEASE: &str = "v1.5.1";
+
+/// The `kaas.yaml` field that brings the Gateway API release in (its version is
+/// [`GATEWAY_API_RELEASE`], not a field).
+pub const GATEWAY_API_FIELD: &str = "spec.apiServerExposure.gateway";
 
 /// One file of CRDs (among other objects) that an upstream release publishes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,7 +44,8 @@ pub struct CrdAsset {
     /// The path after the repository: `releases/download/<version>/<file>` or
     /// `raw/<tag>/<path>`.
     pub path: String,
-    /// The `kaas.yaml` field that sets the version (or would: most have a default).
+    /// The `kaas.yaml` field that sets the version (or would: most have a default); for the
+    /// Gateway API, whose release kaas-gitops picks, the field that brings it in.
     pub field: String,
 }
 
@@ -82,9 +95,31 @@ pub fn provider_repository(provider: Provider) -> &'static str {
     }
 }
 
+/// Whether the fleet uses the Gateway API, so that its CRDs are checked against: kaas-gitops
+/// renders the Gateway (`spec.apiServerExposure.gateway.className`), or some tenant's API server
+/// is routed through it. `any_tenant_behind_gateway` reads the tenant files: it is asked only
+/// when kaas.yaml configures a Gateway it does not render (with none configured no tenant can
+/// be behind one, `render` refuses it; a rendered Gateway needs the CRDs whatever the tenants
+/// choose).
+pub fn uses_gateway_api(p: &Platform, any_tenant_behind_gateway: impl FnOnce() -> bool) -> bool {
+    match &p.exposures.gateway {
+        None => false,
+        Some(g) if g.class_name.is_some() => true,
+        Some(_) => any_tenant_behind_gateway(),
+    }
+}
+
+/// Whether a tenant whose file writes `chosen` (`spec.controlPlane.exposure`, `None`: the
+/// platform's default) is routed through the platform's Gateway.
+pub fn behind_gateway(p: &Platform, chosen: Option<ExposureKind>) -> bool {
+    chosen.unwrap_or(p.exposures.default) == ExposureKind::Gateway
+}
+
 /// Every asset whose CRDs the platform's fleet uses, sorted by component. Kamaji's follow its
 /// image tag; a tag policy's tag is the one `pins` holds (none pinned yet: no Kamaji asset).
-pub fn crd_assets(p: &Platform, pins: &ImagePins) -> Vec<CrdAsset> {
+/// `gateway_api`: the fleet uses the Gateway API ([`uses_gateway_api`]), whose release
+/// [`GATEWAY_API_RELEASE`] is added.
+pub fn crd_assets(p: &Platform, pins: &ImagePins, gateway_api: bool) -> Vec<CrdAsset> {
     let m = &p.management;
     let mut out = vec![
         CrdAsset::release(
@@ -158,6 +193,14 @@ pub fn crd_assets(p: &Platform, pins: &ImagePins) -> Vec<CrdAsset> {
                 "addon-components.yaml",
             ));
         }
+    }
+    if gateway_api {
+        out.push(CrdAsset::release(
+            "gateway-api",
+            (GATEWAY_API_FIELD, GATEWAY_API_RELEASE),
+            "kubernetes-sigs/gateway-api",
+            "standard-install.yaml",
+        ));
     }
     let image = &p.kamaji_image;
     let pinned = || pins.tags_of(&image.repository).into_iter().max();

@@ -11,8 +11,14 @@ It serves what those releases publish, assembled from the CRD files:
   `bootstrap-components.yaml` those under `bootstrap/`), with a Namespace and a Deployment
   holding a clusterctl variable around them, as the real files have;
 - `/<owner>/<repo>/releases/download/<tag>/<controller>.crds.yaml` (Flux): the CRDs alone;
+- `/<owner>/<repo>/releases/download/<tag>/<channel>-install.yaml` (the Gateway API): the files
+  under `config/crd/<channel>/` named `gateway*.yaml`, in path order, each after `---` and a
+  comment naming it, below the license header and a title, as gateway-api's
+  `hack/build-install-yaml.sh` makes the release's file (v1.5.1; its standard channel also has
+  CRDs and a ValidatingAdmissionPolicy this folder may lack);
 - `/<owner>/<repo>/raw/<tag>/<path>`: one file of the repository at the tag (Kamaji's chart CRDs).
-Anything else is 404."""
+Anything else is 404. A row of SOURCES.md whose file the folder lacks is left out (crds.sh copies
+the table of a shared folder that may hold more than tests/upstream/sources.tsv takes)."""
 
 import http.server
 import os
@@ -30,7 +36,7 @@ rows = []  # (file under crds, repo, upstream path, tag)
 with open(os.path.join(crds, "SOURCES.md"), encoding="utf-8") as f:
     for line in f:
         m = ROW.match(line)
-        if m:
+        if m and os.path.isfile(os.path.join(crds, m.group(1))):
             rows.append(m.groups())
 
 AROUND_HEAD = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: mirror-system\n"
@@ -39,6 +45,22 @@ AROUND_TAIL = (
     "  namespace: mirror-system\nspec:\n  template:\n    spec:\n      containers:\n"
     "      - name: manager\n        args:\n        - --diagnostics-address=${DIAGNOSTICS_ADDRESS:=:8443}\n"
 )
+
+# gateway-api v1.5.1 hack/boilerplate/boilerplate.sh.txt (its `YEAR` is gone, so the script's
+# sed changes nothing).
+LICENSE_HEADER = (
+    "# Copyright The Kubernetes Authors.\n#\n"
+    '# Licensed under the Apache License, Version 2.0 (the "License");\n'
+    "# you may not use this file except in compliance with the License.\n"
+    "# You may obtain a copy of the License at\n#\n"
+    "#     http://www.apache.org/licenses/LICENSE-2.0\n#\n"
+    "# Unless required by applicable law or agreed to in writing, software\n"
+    '# distributed under the License is distributed on an "AS IS" BASIS,\n'
+    "# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n"
+    "# See the License for the specific language governing permissions and\n"
+    "# limitations under the License.\n\n"
+)
+INSTALL = re.compile(r"^([a-z]+)-install\.yaml$")
 
 
 def read(rel):
@@ -51,8 +73,25 @@ def document(text):
     return text if text.startswith("---") else "---\n" + text
 
 
+def install(chosen, channel):
+    """hack/build-install-yaml.sh: the header, then `---`, a comment and each file as it is
+    (byte for byte the script's output on a checkout holding only these files)."""
+    prefix = f"config/crd/{channel}/gateway"
+    files = sorted((r[2], r[0]) for r in chosen
+                   if r[2].startswith(prefix) and "/" not in r[2][len(prefix):])
+    if not files:
+        return None
+    body = LICENSE_HEADER + f"#\n# Gateway API {channel.capitalize()} channel install\n#\n"
+    for path, rel in files:
+        body += f"---\n#\n# {path}\n#\n" + read(rel)
+    return body
+
+
 def asset(repo, tag, name):
     chosen = [r for r in rows if r[1] == repo and r[3] == tag]
+    channel = INSTALL.match(name)
+    if channel:
+        return install(chosen, channel.group(1))
     if name == "core-components.yaml":
         chosen = [r for r in chosen if r[2].startswith("core/")]
     elif name == "bootstrap-components.yaml":
