@@ -277,6 +277,12 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
     // The kubelets' `clusterDNS`, written because Kamaji derives it on create only (see
     // `kcp::CoreDns`); the same address in topology mode comes through a class variable.
     let dns_service_ips: Vec<String> = t.dns_service_ip().iter().map(ToString::to_string).collect();
+    // Behind a Gateway or an Ingress: `host:port`, the port always written (`model::exposure`).
+    let routed = t
+        .exposure
+        .hostname()
+        .and_then(|_| t.endpoint(p))
+        .map(|(host, port)| format!("{host}:{port}"));
     let control_plane = KamajiControlPlane::new(
         ObjectMeta::new(&t.name, Some(&t.name), tenant_labels(t)),
         KamajiControlPlaneSpec {
@@ -313,19 +319,19 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
                 service_address: t.vip.map(|ip| ip.to_string()),
                 service_annotations: (!service_annotations.is_empty()).then_some(service_annotations),
                 dns_service_ips: if t.core_dns { Vec::new() } else { dns_service_ips },
-                gateway: match (&t.exposure, &p.exposures.gateway) {
-                    (Exposure::Gateway { hostname }, Some(g)) => Some(kcp::GatewayRoute {
+                gateway: match (&t.exposure, &p.exposures.gateway, &routed) {
+                    (Exposure::Gateway { .. }, Some(g), Some(hostname)) => Some(kcp::GatewayRoute {
                         name: g.name.clone(),
                         namespace: g.namespace.clone(),
-                        hostname: format!("{hostname}:{}", t.port),
+                        hostname: hostname.clone(),
                         section_name: g.listener.clone(),
                     }),
                     _ => None,
                 },
-                ingress: match (&t.exposure, &p.exposures.ingress) {
-                    (Exposure::Ingress { hostname }, Some(i)) => Some(kcp::IngressRoute {
+                ingress: match (&t.exposure, &p.exposures.ingress, &routed) {
+                    (Exposure::Ingress { .. }, Some(i), Some(hostname)) => Some(kcp::IngressRoute {
                         class_name: i.class_name.clone(),
-                        hostname: format!("{hostname}:{}", i.port),
+                        hostname: hostname.clone(),
                         extra_annotations: i.annotations.clone(),
                     }),
                     _ => None,

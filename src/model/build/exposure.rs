@@ -145,6 +145,16 @@ fn pattern(src: &Source, at: &str, pattern: &str, errs: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Where a tenant's file chose its exposure: `exposure` when it names one, else `otherwise`
+/// (the platform's default chose it).
+pub(super) fn chosen_at(cp: &raw::ControlPlane, otherwise: &'static str) -> &'static str {
+    if cp.exposure.is_some() {
+        "spec.controlPlane.exposure"
+    } else {
+        otherwise
+    }
+}
+
 /// What a tenant's file makes of its exposure. `vip` is its `endpoint.host`, already parsed.
 pub(super) struct TenantExposure {
     /// How it is reached.
@@ -164,11 +174,7 @@ pub(super) fn tenant(
     errs: &mut Vec<Diagnostic>,
 ) -> TenantExposure {
     let chosen = cp.exposure.map_or(exposures.default, kind);
-    let field = if cp.exposure.is_some() {
-        "spec.controlPlane.exposure"
-    } else {
-        "spec.controlPlane"
-    };
+    let field = chosen_at(cp, "spec.controlPlane");
     if let Some(missing) = unconfigured(chosen, exposures.gateway.is_some(), exposures.ingress.is_some()) {
         errs.push(
             src.error(

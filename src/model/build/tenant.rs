@@ -151,7 +151,7 @@ pub fn tenant(
     {
         errs.push(
             src.error(
-                if cp.exposure.is_some() { "spec.controlPlane.exposure" } else { "spec.topology" },
+                super::exposure::chosen_at(cp, "spec.topology"),
                 format!("a tenant built from a ClusterClass cannot be reached at `{hostname}` yet: the class's control plane template has no hostname variable"),
             )
             .with_hint("write `exposure: service` in `spec.controlPlane` of this tenant, or describe it with `infrastructure` and `workers`"),
@@ -220,7 +220,7 @@ pub fn tenant(
         // Ingress that is a ClusterIP no node reaches.
         errs.push(
             src.error(
-                if cp.exposure.is_some() { "spec.controlPlane.exposure" } else { "spec.controlPlane" },
+                super::exposure::chosen_at(cp, "spec.controlPlane"),
                 format!("Konnectivity cannot reach tenant `{name}` behind an Ingress: Kamaji gives its agents the Service's cluster-internal address, not `{hostname}`"),
             )
             .with_hint("turn it off (`addons: {konnectivity: false}` in `spec.controlPlane`; the API server then reaches kubelets directly), or use `exposure: gateway`, whose Konnectivity route Kamaji makes"),

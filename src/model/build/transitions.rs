@@ -170,14 +170,10 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
 /// (`spec.controlPlane.acknowledge: [endpointMove]`). A tenant whose new endpoint is not known
 /// at render time (a cloud load balancer's address) is not judged.
 fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
-    let before = d.endpoint.as_deref()?;
-    if t.decommissioned || t.endpoint_move_acknowledged {
+    if t.endpoint_move_acknowledged {
         return None;
     }
-    let now = rendered_endpoint(platform, t)?;
-    if now == before {
-        return None;
-    }
+    let (before, now) = endpoint_change(platform, t, d)?;
     let field = if t.exposure.hostname().is_some() {
         "spec.controlPlane.exposure"
     } else {
@@ -221,11 +217,10 @@ pub fn endpoint_moves(
 ) -> Vec<Diagnostic> {
     tenants
         .iter()
-        .filter(|(t, _)| t.endpoint_move_acknowledged && !t.decommissioned)
+        .filter(|(t, _)| t.endpoint_move_acknowledged)
         .filter_map(|(t, src)| {
-            let before = deployed.get(&t.name)?.endpoint.as_deref()?;
-            let now = rendered_endpoint(platform, t)?;
-            (now != before).then(|| {
+            let (before, now) = endpoint_change(platform, t, deployed.get(&t.name)?)?;
+            Some({
                 let name = &t.name;
                 src.warning(
                     "spec.controlPlane.acknowledge",
@@ -237,6 +232,13 @@ pub fn endpoint_moves(
             })
         })
         .collect()
+}
+
+/// The deployed endpoint and the new one, when a rendered, live tenant's endpoint changes.
+fn endpoint_change<'a>(platform: &Platform, t: &Tenant, d: &'a Deployed) -> Option<(&'a str, String)> {
+    let before = d.endpoint.as_deref()?;
+    let now = rendered_endpoint(platform, t)?;
+    (!t.decommissioned && now != before).then_some((before, now))
 }
 
 /// The endpoint as [`Deployed::endpoint`] reads it back from the rendered control plane.
