@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Prints a folder holding the upstream Helm charts the tests render and install, whole, laid out
-# like ../shared/charts: kamaji/, kamaji-etcd/, cluster-autoscaler/ (sources.tsv lists them):
+# like ../shared/charts: kamaji/, kamaji-etcd/, cluster-autoscaler/, vsphere-cpi/,
+# openstack-cloud-controller-manager/, openstack-cinder-csi/, cloud-provider-azure/ (sources.tsv
+# lists them; openstack-cloud-controller-manager needs bitnami's `common`, which it does not hold):
 #
 #   charts.sh            copied from ../shared/charts when it is there (taking any chart it lacks
 #                        from the modules); else from the Go modules of the upstream releases
