@@ -29,7 +29,8 @@ pub use crate::spec::raw::{
 pub use addons::{AddonChart, AddonDefaults, AddonImage, TenantAddon};
 pub use providers::{
     AwsCluster, HetznerCluster, Infrastructure, KubevirtCluster, LOCATION_ANNOTATION, MetalStackCluster,
-    MetalStackFirewall, NutanixCluster, NutanixRef, PacketCluster, ProxmoxCluster, ProxmoxMachine,
+    MetalStackFirewall, NutanixCluster, NutanixRef, OpenstackCluster, OpenstackRef, PacketCluster, ProxmoxCluster,
+    ProxmoxMachine, VsphereCluster, VsphereIdentity,
 };
 pub use topology::{ClassPatch, ClassPatchOp, ClassVariable, ClusterClass, PatchValue, TenantTopology, Topology};
 
@@ -407,6 +408,10 @@ impl Platform {
             Provider::MetalStack => "capms-system",
             Provider::Packet => "capp-system",
             Provider::Aws => "capa-system",
+            // cluster-api-provider-vsphere v1.16.1 config/default/kustomization.yaml.
+            Provider::Vsphere => "capv-system",
+            // cluster-api-provider-openstack v0.14.7 config/default/kustomization.yaml.
+            Provider::Openstack => "capo-system",
         }
     }
 

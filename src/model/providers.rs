@@ -19,6 +19,10 @@ pub enum Infrastructure {
     Packet(PacketCluster),
     /// Amazon EC2.
     Aws(AwsCluster),
+    /// VMware vSphere.
+    Vsphere(VsphereCluster),
+    /// OpenStack.
+    Openstack(OpenstackCluster),
 }
 
 impl Infrastructure {
@@ -32,6 +36,8 @@ impl Infrastructure {
             Infrastructure::MetalStack(_) => Provider::MetalStack,
             Infrastructure::Packet(_) => Provider::Packet,
             Infrastructure::Aws(_) => Provider::Aws,
+            Infrastructure::Vsphere(_) => Provider::Vsphere,
+            Infrastructure::Openstack(_) => Provider::Openstack,
         }
     }
 }
@@ -176,4 +182,78 @@ pub struct AwsCluster {
     pub instance_type: String,
     /// EC2 key pair, if any.
     pub ssh_key_name: Option<String>,
+}
+
+/// How CAPV authenticates to vCenter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VsphereIdentity {
+    /// A Secret in the tenant namespace (`username`, `password`).
+    Secret(String),
+    /// A cluster-scoped `VSphereClusterIdentity`.
+    ClusterIdentity(String),
+}
+
+/// vSphere settings.
+#[derive(Debug, Clone)]
+pub struct VsphereCluster {
+    /// vCenter.
+    pub server: String,
+    /// vCenter's certificate fingerprint.
+    pub thumbprint: Option<String>,
+    /// CAPV's identity.
+    pub identity: VsphereIdentity,
+    /// The Secret the vSphere cloud provider reads (`username`, `password`), when known.
+    pub cloud_provider_secret: Option<String>,
+    /// Datacenter.
+    pub datacenter: String,
+    /// Datastore.
+    pub datastore: Option<String>,
+    /// Port group.
+    pub network: String,
+    /// VM template.
+    pub template: String,
+    /// VM folder.
+    pub folder: Option<String>,
+    /// Resource pool.
+    pub resource_pool: Option<String>,
+    /// Storage policy.
+    pub storage_policy: Option<String>,
+    /// `fullClone` or `linkedClone`.
+    pub clone_mode: String,
+}
+
+/// An OpenStack object named by name or by UUID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenstackRef {
+    /// By name.
+    Name(String),
+    /// By UUID.
+    Id(String),
+}
+
+/// OpenStack settings.
+#[derive(Debug, Clone)]
+pub struct OpenstackCluster {
+    /// The `clouds.yaml` Secret.
+    pub credentials_secret: String,
+    /// The `clouds.yaml` entry.
+    pub cloud_name: String,
+    /// The region, if named.
+    pub region: Option<String>,
+    /// Flavor.
+    pub flavor: String,
+    /// Image.
+    pub image: OpenstackRef,
+    /// An existing network, or `None` for one CAPO creates from `node_cidr`.
+    pub network: Option<OpenstackRef>,
+    /// The CIDR of the network CAPO creates.
+    pub node_cidr: String,
+    /// DNS servers of that network's subnet.
+    pub dns_nameservers: Vec<String>,
+    /// The external network, or `None` for none.
+    pub external_network: Option<OpenstackRef>,
+    /// Nova key pair.
+    pub ssh_key_name: Option<String>,
+    /// Boot volume type, when booting from a volume.
+    pub root_volume_type: Option<String>,
 }

@@ -136,6 +136,7 @@ fn values(images: &Images, t: &Tenant, chart: &AddonChart, addon: &TenantAddon) 
         let r = images.get(&img.image);
         let block = match (img.format, &r.digest) {
             (DigestFormat::Tag, _) => serde_json::json!({"repository": r.repository, "tag": r.chart_tag()}),
+            (DigestFormat::ImageTag, _) => serde_json::json!({"image": r.repository, "tag": r.chart_tag()}),
             (DigestFormat::Digest, Some(d)) => {
                 serde_json::json!({"repository": r.repository, "tag": r.tag, "digest": d, "useDigest": true})
             }
@@ -182,6 +183,9 @@ fn wiring(t: &Tenant, chart: &AddonChart) -> Option<Value> {
     match chart.wiring? {
         AddonWiring::Cilium => Some(cilium(t, chart.replaces_kube_proxy)),
         AddonWiring::NutanixCcm => nutanix_ccm(t),
+        AddonWiring::VsphereCpi => vsphere_cpi(t),
+        AddonWiring::OpenstackCcm => Some(openstack_ccm(t)),
+        AddonWiring::OpenstackCinderCsi => Some(openstack_cinder_csi(t)),
     }
 }
 
@@ -246,6 +250,65 @@ fn nutanix_ccm(t: &Tenant) -> Option<Value> {
 /// The Secret the Nutanix CCM chart writes into the tenant's `kube-system` (its default name).
 const NUTANIX_CCM_SECRET: &str = "nutanix-creds";
 
+/// The vSphere cloud provider chart (kubernetes/cloud-provider-vsphere `vsphere-cpi` 1.36.0):
+/// the chart writes the cloud config (`templates/configmap.yaml`) and the credentials Secret
+/// (`templates/secret.yaml`, keys `<vcenter>.username`/`.password`) into the tenant from these
+/// values, the credentials coming from the management cluster's Secret through `valuesFrom`.
+/// Its DaemonSet requires `node-role.kubernetes.io/control-plane` nodes by default
+/// (`daemonset.affinity`), which Kamaji tenants lack: the affinity is removed (helm drops a key
+/// set to null). Region and zone tag categories are left empty: the chart's placeholders
+/// (`k8s-region`, `k8s-zone`) make the CPI look up tags that do not exist, and a node whose
+/// zone cannot be read is never initialised.
+fn vsphere_cpi(t: &Tenant) -> Option<Value> {
+    let Infrastructure::Vsphere(v) = &t.infrastructure else {
+        return None;
+    };
+    Some(serde_json::json!({
+        "config": {
+            "enabled": true,
+            "vcenter": v.server,
+            "datacenter": v.datacenter,
+            "thumbprint": v.thumbprint.clone().unwrap_or_default(),
+            "region": "",
+            "zone": "",
+            "secret": {"create": true, "name": VSPHERE_CPI_SECRET},
+        },
+        "daemonset": {"affinity": null},
+    }))
+}
+
+/// The Secret the vSphere CPI chart writes into the tenant (its default name).
+const VSPHERE_CPI_SECRET: &str = "vsphere-cloud-secret";
+
+/// The Secret the OpenStack CCM chart writes into the tenant's `kube-system` (its default
+/// name), which the Cinder CSI chart reads too.
+const OPENSTACK_CLOUD_CONFIG: &str = "cloud-config";
+
+/// The OpenStack cloud controller manager chart (kubernetes/cloud-provider-openstack
+/// `openstack-cloud-controller-manager` 2.36.0): the chart writes `cloud.conf` into the tenant's
+/// Secret `cloud-config` from `cloudConfigContents` (`templates/secret.yaml`), which comes from
+/// the `cloud.conf` key of the tenant's credentials Secret through `valuesFrom`. `cluster.name`
+/// names the load balancers it makes, so it is the tenant's; its default node selector is
+/// `node-role.kubernetes.io/control-plane`, which Kamaji tenants lack, and is removed.
+fn openstack_ccm(t: &Tenant) -> Value {
+    serde_json::json!({
+        "secret": {"enabled": true, "create": true, "name": OPENSTACK_CLOUD_CONFIG},
+        "cluster": {"name": t.name},
+        "nodeSelector": null,
+    })
+}
+
+/// OpenStack Cinder CSI (chart `openstack-cinder-csi` 2.36.0): the controller and node plugins
+/// read the Secret the CCM chart wrote (`secret.enabled` with `create: false`; the default
+/// reads `/etc/config/cloud.conf` from the node's disk), and `clusterID` tags the volumes with
+/// the tenant's name.
+fn openstack_cinder_csi(t: &Tenant) -> Value {
+    serde_json::json!({
+        "secret": {"enabled": true, "create": false, "name": OPENSTACK_CLOUD_CONFIG, "hostMount": false},
+        "clusterID": t.name,
+    })
+}
+
 /// What an add-on reads from the management cluster at each reconcile: for the Nutanix CCM, the
 /// `username` and `password` keys of the tenant's `prismCentral.credentialsSecret` (beside the
 /// `credentials` key Cluster API's Nutanix provider reads). helm-controller reads them in the
@@ -253,16 +316,32 @@ const NUTANIX_CCM_SECRET: &str = "nutanix-creds";
 /// `internal/controller/helmrelease_controller.go` -> fluxcd/pkg `chartutil/values.go`,
 /// `ChartValuesFromReferences`: a missing Secret or key fails the release, naming it).
 fn values_from(t: &Tenant, chart: &AddonChart) -> Vec<ValuesReference> {
+    // Literal: a password with a comma, or a config file, is taken as written (helm-controller
+    // v1.6.3, fluxcd/pkg chartutil v1.27.1 `ReplacePathLiteralValue`), not parsed as `--set`.
+    let secret = |name: &str, key: &str, target: &str| ValuesReference {
+        kind: "Secret".into(),
+        name: name.to_string(),
+        values_key: key.into(),
+        target_path: target.into(),
+        literal: true,
+    };
     match (chart.wiring, &t.infrastructure) {
         (Some(AddonWiring::NutanixCcm), Infrastructure::Nutanix(n)) => ["username", "password"]
             .into_iter()
-            .map(|key| ValuesReference {
-                kind: "Secret".into(),
-                name: n.credentials_secret.clone(),
-                values_key: key.into(),
-                target_path: key.into(),
+            .map(|key| secret(&n.credentials_secret, key, key))
+            .collect(),
+        (Some(AddonWiring::VsphereCpi), Infrastructure::Vsphere(v)) => v
+            .cloud_provider_secret
+            .iter()
+            .flat_map(|s| {
+                ["username", "password"]
+                    .into_iter()
+                    .map(|key| secret(s, key, &format!("config.{key}")))
             })
             .collect(),
+        (Some(AddonWiring::OpenstackCcm), Infrastructure::Openstack(o)) => {
+            vec![secret(&o.credentials_secret, "cloud.conf", "cloudConfigContents")]
+        }
         _ => Vec::new(),
     }
 }

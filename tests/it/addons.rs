@@ -283,7 +283,7 @@ fn literal_secrets_in_add_on_values_are_refused() {
 // ---- the real Cilium chart -----------------------------------------------------------------
 
 /// The `helm` binary: `KAAS_HELM`, else `helm` on the PATH.
-fn helm() -> PathBuf {
+pub(crate) fn helm() -> PathBuf {
     std::env::var_os("KAAS_HELM").map(PathBuf::from).unwrap_or_else(|| {
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
             .map(|d| d.join("helm"))
@@ -314,7 +314,7 @@ fn cilium_chart() -> PathBuf {
         })
 }
 
-fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value) -> Vec<Value> {
+pub(crate) fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("values.json");
     std::fs::write(&file, values.to_string()).unwrap();
@@ -331,7 +331,7 @@ fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value) -
         .collect()
 }
 
-fn find<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+pub(crate) fn find<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
     docs.iter()
         .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
         .unwrap_or_else(|| panic!("no {kind}/{name} rendered"))

@@ -374,9 +374,9 @@ fn inline_secrets_are_refused() {
 fn unknown_provider_lists_the_known_ones() {
     let err = refused(
         "tenants/bad.yaml",
-        &tenant(|t| t.replace("provider: proxmox", "provider: vsphere")),
+        &tenant(|t| t.replace("provider: proxmox", "provider: gcp")),
         "tenants/bad.yaml:9:15",
-        "`spec.infrastructure.provider` is `vsphere`, which is not one of its values",
+        "`spec.infrastructure.provider` is `gcp`, which is not one of its values",
     );
     assert!(
         err.contains("valid values (exact spelling): `proxmox`, `hetzner`, `kubevirt`"),

@@ -335,7 +335,13 @@ fn group_of(api_version: &str) -> &str {
 
 /// Reference fields naming objects the user (not kaas-gitops) creates: credentials Secrets and
 /// the provider operator's variables Secret.
-const USER_SUPPLIED: [&str; 4] = ["credentialsRef", "credentialRef", "hetznerSecretRef", "configSecret"];
+const USER_SUPPLIED: [&str; 5] = [
+    "credentialsRef",
+    "credentialRef",
+    "hetznerSecretRef",
+    "configSecret",
+    "identityRef",
+];
 
 /// Every `*Ref` object under `v` (chart values and patches excepted): (field path, key, ref).
 fn refs<'a>(v: &'a Value, path: &str, out: &mut Vec<(String, &'a str, &'a Value)>) {

@@ -4,6 +4,7 @@ mod access;
 mod addons;
 mod backup;
 mod bootstrap_rbac;
+mod cloud_providers;
 mod cluster_dns;
 mod cni_migration;
 mod common;

@@ -253,6 +253,7 @@ fn helm_release() -> HelmRelease {
                 name: s("n"),
                 values_key: s("k"),
                 target_path: s("a.b"),
+                literal: true,
             }],
         },
     )

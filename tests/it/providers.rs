@@ -8,7 +8,16 @@ use serde_json::{Value, json};
 use crate::common::{Repo, crds_dir, kustomize, kustomize_dirs, rendered};
 use crate::crd_schema::Crds;
 
-const PROVIDERS: [&str; 6] = ["hetzner", "kubevirt", "nutanix", "metal-stack", "packet", "aws"];
+const PROVIDERS: [&str; 8] = [
+    "hetzner",
+    "kubevirt",
+    "nutanix",
+    "metal-stack",
+    "packet",
+    "aws",
+    "vsphere",
+    "openstack",
+];
 
 /// The fixture of `provider`, rendered.
 #[track_caller]
@@ -372,8 +381,8 @@ fn nutanix_guarantees() {
     assert_eq!(
         hr["spec"]["valuesFrom"],
         json!([
-            {"kind": "Secret", "name": secret, "valuesKey": "username", "targetPath": "username"},
-            {"kind": "Secret", "name": secret, "valuesKey": "password", "targetPath": "password"},
+            {"kind": "Secret", "name": secret, "valuesKey": "username", "targetPath": "username", "literal": true},
+            {"kind": "Secret", "name": secret, "valuesKey": "password", "targetPath": "password", "literal": true},
         ])
     );
     let caaph = repo.object("overlays/platform/addonprovider-helm.yaml");

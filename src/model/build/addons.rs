@@ -83,11 +83,7 @@ fn entry(src: &Source, name: &str, a: &raw::CatalogAddon, errs: &mut Vec<Diagnos
             .with_hint("a DNS-1123 label, e.g. `kube-system`"),
         );
     }
-    let wants = match a.wiring {
-        Some(AddonWiring::Cilium) => Some((AddonKind::Cni, "cilium")),
-        Some(AddonWiring::NutanixCcm) => Some((AddonKind::Ccm, "nutanix-ccm")),
-        None => None,
-    };
+    let wants = a.wiring.map(|w| (w.kind(), w.as_str()));
     if let Some((kind, wiring)) = wants
         && kind != a.kind
     {
@@ -220,6 +216,25 @@ fn defaults(
         let mut ok = Vec::new();
         for (i, n) in names.iter().enumerate() {
             if known(src, &format!("{field}[{i}]"), n, catalog, &NOT_CNI, errs) {
+                if let Some(w) = catalog.get(n).and_then(|a| a.wiring)
+                    && let Some(other) = w.provider().filter(|o| *o != provider)
+                {
+                    errs.push(
+                        src.error(
+                            &format!("{field}[{i}]"),
+                            format!(
+                                "`{n}` has the `{}` wiring, which is for `{}` tenants",
+                                w.as_str(),
+                                other.as_str()
+                            ),
+                        )
+                        .with_hint(format!(
+                            "list it in `spec.addons.defaults.providers.{}`",
+                            other.as_str()
+                        )),
+                    );
+                    continue;
+                }
                 ok.push(n.clone());
             }
         }
@@ -308,13 +323,19 @@ pub(crate) fn tenant(
     }
     for name in &names {
         if let Some(a) = catalog.get(name)
-            && a.wiring == Some(AddonWiring::NutanixCcm)
-            && provider.is_some_and(|p| p != Provider::Nutanix)
+            && let Some(w) = a.wiring
+            && let Some(needs) = w.provider()
+            && provider.is_some_and(|p| p != needs)
         {
             errs.push(
                 src.error(
                     "spec.addons",
-                    format!("`{name}` is the Nutanix cloud controller manager, and this tenant is not on Nutanix"),
+                    format!(
+                        "`{name}` has the `{}` wiring, which is for `{}` tenants, and this tenant is not on `{}`",
+                        w.as_str(),
+                        needs.as_str(),
+                        needs.as_str()
+                    ),
                 )
                 .with_hint(format!("remove `{name}` from `spec.addons.extra`")),
             );

@@ -116,6 +116,14 @@ fn flatcar_image(infra: &raw::Infrastructure) -> Option<(&'static str, &str)> {
             infra.nutanix.as_ref()?.image.as_str(),
         ),
         Provider::Packet => ("spec.infrastructure.packet.os", infra.packet.as_ref()?.os.as_deref()?),
+        Provider::Vsphere => (
+            "spec.infrastructure.vsphere.template",
+            infra.vsphere.as_ref()?.template.as_str(),
+        ),
+        Provider::Openstack => (
+            "spec.infrastructure.openstack.image",
+            infra.openstack.as_ref()?.image.as_str(),
+        ),
         Provider::Proxmox | Provider::MetalStack | Provider::Aws => return None,
     };
     image.to_ascii_lowercase().contains("flatcar").then_some((field, image))

@@ -212,6 +212,23 @@ pub fn tenant(
         &mut errs,
     );
 
+    if let Some(Infrastructure::Vsphere(v)) = &infrastructure
+        && v.cloud_provider_secret.is_none()
+        && let Some(cpi) = tenant_addons.iter().find(|a| {
+            platform
+                .addons
+                .get(&a.name)
+                .is_some_and(|c| c.wiring == Some(crate::model::AddonWiring::VsphereCpi))
+        })
+    {
+        errs.push(
+            src.error(
+                "spec.infrastructure.vsphere.identity",
+                format!("the `{}` add-on needs vCenter credentials in the tenant namespace, and CAPV uses the VSphereClusterIdentity `{}`", cpi.name, match &v.identity { crate::model::VsphereIdentity::ClusterIdentity(i) => i.as_str(), crate::model::VsphereIdentity::Secret(s) => s.as_str() }),
+            )
+            .with_hint("add `cloudProviderSecret: <Secret with username and password in the tenant namespace>`: the cloud provider runs in the tenant cluster and cannot use CAPV's identity"),
+        );
+    }
     if let Exposure::Ingress { hostname } = &exposure.exposure
         && addons.konnectivity.unwrap_or(true)
     {

@@ -170,6 +170,9 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
 /// (`spec.controlPlane.acknowledge: [endpointMove]`). A tenant whose new endpoint is not known
 /// at render time (a cloud load balancer's address) is not judged.
 fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
+    if t.provider() == crate::model::Provider::Openstack {
+        return openstack_endpoint_move(platform, t, src, d);
+    }
     if t.endpoint_move_acknowledged {
         return None;
     }
@@ -198,6 +201,32 @@ fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) ->
             },
             t.source_path
         )),
+    )
+}
+
+/// An OpenStack tenant's endpoint cannot move, acknowledged or not: CAPO's webhook lets
+/// `OpenStackCluster.spec.apiServerFixedIP` be set once and `controlPlaneEndpoint` never change
+/// once it has a host (cluster-api-provider-openstack v0.14.7
+/// `pkg/webhooks/openstackcluster_webhook.go`, `ValidateUpdate`), so Flux's apply of the new
+/// endpoint would fail for good.
+fn openstack_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
+    let (before, now) = endpoint_change(platform, t, d)?;
+    let field = if t.exposure.hostname().is_some() {
+        "spec.controlPlane.exposure"
+    } else {
+        "spec.controlPlane.endpoint"
+    };
+    Some(
+        src.error(
+            field,
+            format!(
+                "OpenStack tenant `{}` cannot move from the endpoint {} to {}: CAPO refuses a change of `apiServerFixedIP` once it is set",
+                t.name,
+                shown(before),
+                shown(&now)
+            ),
+        )
+        .with_hint("keep the endpoint; to move, create a new tenant at the new endpoint and move the workloads (the OpenStackCluster cannot be changed in place)"),
     )
 }
 

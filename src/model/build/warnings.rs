@@ -170,8 +170,10 @@ fn cloud_controller_manager(src: &Source, p: &Platform, t: &Tenant, out: &mut Ve
         Provider::Hetzner => ("hcloud-cloud-controller-manager", "pods stay Pending"),
         Provider::Aws => ("the AWS cloud controller manager", "pods stay Pending"),
         Provider::Packet => ("cloud-provider-equinix-metal", "pods stay Pending"),
+        Provider::Openstack => ("the OpenStack cloud controller manager", "pods stay Pending"),
         // Here the CCM is the only source of the provider ID: machines never get their node.
         Provider::MetalStack => ("metal-ccm", "machines never get their node"),
+        Provider::Vsphere => ("the vSphere cloud provider (CPI)", "machines never get their node"),
         Provider::Proxmox | Provider::Kubevirt | Provider::Nutanix => return,
     };
     out.push(

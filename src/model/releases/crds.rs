@@ -92,6 +92,8 @@ pub fn provider_repository(provider: Provider) -> &'static str {
         Provider::MetalStack => "metal-stack/cluster-api-provider-metal-stack",
         Provider::Packet => "kubernetes-sigs/cluster-api-provider-packet",
         Provider::Aws => "kubernetes-sigs/cluster-api-provider-aws",
+        Provider::Vsphere => "kubernetes-sigs/cluster-api-provider-vsphere",
+        Provider::Openstack => "kubernetes-sigs/cluster-api-provider-openstack",
     }
 }
 

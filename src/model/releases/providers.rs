@@ -38,8 +38,8 @@ pub const BOOTSTRAP: &str = "bootstrap.cluster.x-k8s.io";
 
 /// Known releases, from each provider's `metadata.yaml` (`releaseSeries`). Cluster API moved to
 /// the v1beta2 contract in v1.11; Kamaji's control plane provider in v0.20 (API `v1alpha2`);
-/// CAPMOX in v0.8 (API `v1alpha2`), CAPK in v0.11, metal-stack in v0.8; CAPH, CAPX, CAPP and
-/// CAPA speak v1beta1 in the releases listed.
+/// CAPMOX in v0.8 (API `v1alpha2`), CAPK in v0.11, metal-stack in v0.8, CAPV in v1.16; CAPH, CAPX,
+/// CAPP, CAPA and CAPO speak v1beta1 in the releases listed.
 #[rustfmt::skip]
 pub const RELEASES: &[Series] = &[
     series("CoreProvider", "cluster-api", 1, 0..=10, Contract::V1beta1, CORE, "", &["v1beta1"]),
@@ -59,6 +59,13 @@ pub const RELEASES: &[Series] = &[
     series("InfrastructureProvider", "metal-stack", 0, 8..=8, Contract::V1beta2, INFRA, "MetalStack", &["v1alpha1"]),
     series("InfrastructureProvider", "packet", 0, 5..=9, Contract::V1beta1, INFRA, "Packet", &["v1beta1"]),
     series("InfrastructureProvider", "aws", 2, 0..=11, Contract::V1beta1, INFRA, "AWS", &["v1beta2"]),
+    // kubernetes-sigs/cluster-api-provider-vsphere v1.16.1 `metadata.yaml`; its CRDs serve
+    // v1beta1 (deprecated) and v1beta2 from v1.16 on.
+    series("InfrastructureProvider", "vsphere", 1, 0..=15, Contract::V1beta1, INFRA, "VSphere", &["v1beta1"]),
+    series("InfrastructureProvider", "vsphere", 1, 16..=16, Contract::V1beta2, INFRA, "VSphere", &["v1beta1", "v1beta2"]),
+    // kubernetes-sigs/cluster-api-provider-openstack v0.14.7 `metadata.yaml` (API v1beta1 since
+    // v0.10).
+    series("InfrastructureProvider", "openstack", 0, 10..=14, Contract::V1beta1, INFRA, "OpenStack", &["v1beta1"]),
 ];
 
 #[expect(clippy::too_many_arguments, reason = "a table row")]
@@ -273,9 +280,21 @@ mod tests {
             Release::Unknown
         ));
         assert!(matches!(
-            lookup("InfrastructureProvider", "vsphere", "v1.0.0"),
+            lookup("InfrastructureProvider", "azure", "v1.26.0"),
             Release::Untracked
         ));
+        assert_eq!(
+            contract("InfrastructureProvider", "vsphere", "v1.16.1"),
+            Some(Contract::V1beta2)
+        );
+        assert_eq!(
+            contract("InfrastructureProvider", "vsphere", "v1.15.3"),
+            Some(Contract::V1beta1)
+        );
+        assert_eq!(
+            contract("InfrastructureProvider", "openstack", "v0.14.7"),
+            Some(Contract::V1beta1)
+        );
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub struct ValuesReference {
     pub values_key: String,
     /// Where in the values the key's content goes (a plain string there, not YAML).
     pub target_path: String,
+    /// Take the content as written, not as `--set` syntax.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub literal: bool,
 }
 
 /// `spec.chart`.

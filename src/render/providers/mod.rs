@@ -9,8 +9,10 @@ mod hetzner;
 mod kubevirt;
 mod metal_stack;
 mod nutanix;
+mod openstack;
 mod packet;
 mod proxmox;
+mod vsphere;
 
 use crate::model::Platform;
 
@@ -79,6 +81,18 @@ pub(crate) fn kinds(provider: Provider) -> Kinds {
             Some("AWSClusterTemplate"),
             "AWSMachineTemplate",
         ),
+        Provider::Vsphere => (
+            "v1beta2",
+            "VSphereCluster",
+            Some("VSphereClusterTemplate"),
+            "VSphereMachineTemplate",
+        ),
+        Provider::Openstack => (
+            "v1beta1",
+            "OpenStackCluster",
+            Some("OpenStackClusterTemplate"),
+            "OpenStackMachineTemplate",
+        ),
     };
     let api_version = api_version(version);
     Kinds {
@@ -112,10 +126,24 @@ pub(crate) struct ClusterContext<'a> {
     pub routed: bool,
 }
 
-/// Whether the provider's infrastructure cluster carries the API endpoint (the VIP), which
-/// Kamaji's provider checks against the control plane's address.
-pub(crate) fn takes_endpoint(provider: Provider) -> bool {
-    matches!(provider, Provider::Nutanix | Provider::MetalStack)
+/// Where the provider's infrastructure cluster carries the API endpoint (the VIP) that
+/// Kamaji's provider checks against the control plane's address, or patches only while empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EndpointField {
+    /// `spec.controlPlaneEndpoint` `{host, port}`.
+    ControlPlaneEndpoint,
+    /// OpenStack's `spec.apiServerFixedIP` and `spec.apiServerPort`.
+    FixedIp,
+}
+
+/// The field of the infrastructure cluster a known endpoint is written to (`None`: Kamaji's
+/// provider writes it, or the provider has none).
+pub(crate) fn endpoint_field(provider: Provider) -> Option<EndpointField> {
+    match provider {
+        Provider::Nutanix | Provider::MetalStack | Provider::Vsphere => Some(EndpointField::ControlPlaneEndpoint),
+        Provider::Openstack => Some(EndpointField::FixedIp),
+        _ => None,
+    }
 }
 
 /// An infrastructure cluster's annotations and spec.
@@ -137,6 +165,8 @@ pub(crate) fn cluster_parts(infra: &Infrastructure, ctx: &ClusterContext<'_>) ->
         Infrastructure::MetalStack(x) => metal_stack::cluster(x, ctx),
         Infrastructure::Packet(x) => packet::cluster(x),
         Infrastructure::Aws(x) => aws::cluster(x),
+        Infrastructure::Vsphere(x) => vsphere::cluster(x, ctx),
+        Infrastructure::Openstack(x) => openstack::cluster(x, ctx),
     }
 }
 
@@ -193,6 +223,8 @@ pub(crate) fn machine_spec(infra: &Infrastructure, size: &Size, proxmox: Option<
         Infrastructure::MetalStack(x) => metal_stack::machine(x, size),
         Infrastructure::Packet(x) => packet::machine(x, size),
         Infrastructure::Aws(x) => aws::machine(x, size),
+        Infrastructure::Vsphere(x) => vsphere::machine(x, size),
+        Infrastructure::Openstack(x) => openstack::machine(x, size),
     }
 }
 
@@ -251,6 +283,8 @@ pub(crate) fn node(infra: &Infrastructure, os: NodeOs) -> NodeWiring {
         (Infrastructure::MetalStack(_), _) => metal_stack::node(),
         (Infrastructure::Packet(_), _) => packet::node(),
         (Infrastructure::Aws(_), _) => aws::node(),
+        (Infrastructure::Vsphere(_), _) => vsphere::node(),
+        (Infrastructure::Openstack(_), _) => openstack::node(),
     }
 }
 
@@ -270,6 +304,8 @@ pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
         Infrastructure::Nutanix(_) => nutanix::control_plane(),
         Infrastructure::MetalStack(_) => metal_stack::control_plane(),
         Infrastructure::Aws(_) => aws::control_plane(),
+        Infrastructure::Vsphere(_) => vsphere::control_plane(),
+        Infrastructure::Openstack(_) => openstack::control_plane(),
         Infrastructure::Proxmox(_) | Infrastructure::Kubevirt(_) | Infrastructure::Packet(_) => {
             ControlPlaneWiring::default()
         }

@@ -5,7 +5,7 @@
 use crate::map;
 use crate::model::{ClassPatch, ClusterClass, LoadBalancer, PatchValue};
 use crate::render::node::Node;
-use crate::render::providers;
+use crate::render::providers::{self, EndpointField};
 use crate::render::shared::CLOUD_PROVIDER_EXTERNAL;
 use crate::spec::raw::{PatchTarget, VariableSchema};
 
@@ -239,15 +239,31 @@ pub(super) fn patches(load_balancer: LoadBalancer, class: &ClusterClass, sel: &S
         ));
     }
     let mut endpoint = vec![definition(&sel.control_plane, endpoint_ops)];
-    if providers::takes_endpoint(class.infrastructure.provider()) {
-        endpoint.push(definition(
+    match providers::endpoint_field(class.infrastructure.provider()) {
+        Some(EndpointField::ControlPlaneEndpoint) => endpoint.push(definition(
             &sel.infrastructure_cluster,
             vec![op_from(
                 "add",
                 "/spec/template/spec/controlPlaneEndpoint",
                 ("variable", VAR_ENDPOINT),
             )],
-        ));
+        )),
+        Some(EndpointField::FixedIp) => endpoint.push(definition(
+            &sel.infrastructure_cluster,
+            vec![
+                op_from(
+                    "add",
+                    "/spec/template/spec/apiServerFixedIP",
+                    ("variable", &format!("{VAR_ENDPOINT}.host")),
+                ),
+                op_from(
+                    "add",
+                    "/spec/template/spec/apiServerPort",
+                    ("variable", &format!("{VAR_ENDPOINT}.port")),
+                ),
+            ],
+        )),
+        None => {}
     }
     out.push(patch(
         "kaas-endpoint",

@@ -37,8 +37,10 @@ pub struct CatalogAddon {
     /// The namespace in the tenant cluster the chart is installed into (default `kube-system`).
     pub namespace: Option<String>,
     /// What kaas-gitops writes into the values from the tenant (see docs/addons.md):
-    /// `cilium` (pod CIDR, API endpoint, kube-proxy replacement) or `nutanix-ccm` (Prism
-    /// Central endpoint and credentials Secret). Without it the chart gets `values` only.
+    /// `cilium` (pod CIDR, API endpoint, kube-proxy replacement), `nutanix-ccm` (Prism
+    /// Central endpoint and credentials Secret), `vsphere-cpi` (vCenter and credentials),
+    /// `openstack-ccm` (cloud config and cluster name) or `openstack-cinder-csi` (the cloud
+    /// config the CCM writes). Without it the chart gets `values` only.
     pub wiring: Option<AddonWiring>,
     /// Whether this CNI replaces kube-proxy: Kamaji's kube-proxy add-on is then turned off
     /// (default `false`).
@@ -64,7 +66,8 @@ pub struct AddonImage {
     /// The tag to pin, e.g. `v1.19.6`.
     pub tag: String,
     /// How the chart takes a digest: `digest` (separate `digest` and `useDigest: true` keys, as
-    /// Cilium's chart has) or `tag` (default: `tag: <tag>@sha256:...`).
+    /// Cilium's chart has), `tag` (default: `repository` and `tag: <tag>@sha256:...`) or
+    /// `image-tag` (the repository in `image`, as the vSphere CPI chart's `daemonset` block has).
     pub digest_format: Option<DigestFormat>,
 }
 
@@ -76,6 +79,9 @@ pub enum DigestFormat {
     Tag,
     /// `tag: v1.2.3`, `digest: sha256:...`, `useDigest: true`.
     Digest,
+    /// `image: <repository>`, `tag: v1.2.3@sha256:...`.
+    #[serde(rename = "image-tag")]
+    ImageTag,
 }
 
 /// The kind of an add-on, which decides its place in the install order.
@@ -99,6 +105,47 @@ pub enum AddonWiring {
     Cilium,
     /// The Nutanix cloud controller manager: Prism Central's address and credentials Secret.
     NutanixCcm,
+    /// The vSphere cloud provider (kubernetes/cloud-provider-vsphere chart `vsphere-cpi`):
+    /// vCenter, datacenter and thumbprint, credentials from the tenant's Secret.
+    VsphereCpi,
+    /// The OpenStack cloud controller manager (chart `openstack-cloud-controller-manager`):
+    /// its `cloud.conf` from the tenant's credentials Secret, the cluster's name.
+    OpenstackCcm,
+    /// OpenStack Cinder CSI (chart `openstack-cinder-csi`): the cloud config the
+    /// `openstack-ccm` add-on writes into the tenant.
+    OpenstackCinderCsi,
+}
+
+impl AddonWiring {
+    /// The name as written in `kaas.yaml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddonWiring::Cilium => "cilium",
+            AddonWiring::NutanixCcm => "nutanix-ccm",
+            AddonWiring::VsphereCpi => "vsphere-cpi",
+            AddonWiring::OpenstackCcm => "openstack-ccm",
+            AddonWiring::OpenstackCinderCsi => "openstack-cinder-csi",
+        }
+    }
+
+    /// The kind of add-on the wiring is for.
+    pub fn kind(self) -> AddonKind {
+        match self {
+            AddonWiring::Cilium => AddonKind::Cni,
+            AddonWiring::NutanixCcm | AddonWiring::VsphereCpi | AddonWiring::OpenstackCcm => AddonKind::Ccm,
+            AddonWiring::OpenstackCinderCsi => AddonKind::Other,
+        }
+    }
+
+    /// The infrastructure provider whose tenants alone can have it (`None`: any).
+    pub fn provider(self) -> Option<super::Provider> {
+        match self {
+            AddonWiring::Cilium => None,
+            AddonWiring::NutanixCcm => Some(super::Provider::Nutanix),
+            AddonWiring::VsphereCpi => Some(super::Provider::Vsphere),
+            AddonWiring::OpenstackCcm | AddonWiring::OpenstackCinderCsi => Some(super::Provider::Openstack),
+        }
+    }
 }
 
 /// `spec.addons.defaults`.

@@ -30,8 +30,8 @@ pub use platform::{
     VersionRange, Wave,
 };
 pub use providers::{
-    Aws, Hetzner, Infrastructure, Ipv4Config, Kubevirt, Machine, MetalStack, MetalStackFirewall, Nutanix, Packet,
-    PrismCentral, Provider, Proxmox, ProxmoxPool,
+    Aws, Hetzner, Infrastructure, Ipv4Config, Kubevirt, Machine, MetalStack, MetalStackFirewall, Nutanix, Openstack,
+    Packet, PrismCentral, Provider, Proxmox, ProxmoxPool, Vsphere,
 };
 pub use tenant::{
     Access, Addons, AddressType, Autoscaling, CgroupDriver, Component, ControlPlane, DataStore, Dedicated, Endpoint,

@@ -26,6 +26,10 @@ pub struct Infrastructure {
     pub packet: Option<Packet>,
     /// Settings for `provider: aws`.
     pub aws: Option<Aws>,
+    /// Settings for `provider: vsphere`.
+    pub vsphere: Option<Vsphere>,
+    /// Settings for `provider: openstack`.
+    pub openstack: Option<Openstack>,
 }
 
 impl Infrastructure {
@@ -40,6 +44,8 @@ impl Infrastructure {
             (Provider::MetalStack, self.metal_stack.is_some()),
             (Provider::Packet, self.packet.is_some()),
             (Provider::Aws, self.aws.is_some()),
+            (Provider::Vsphere, self.vsphere.is_some()),
+            (Provider::Openstack, self.openstack.is_some()),
         ];
         for (p, present) in written {
             if present {
@@ -69,11 +75,15 @@ pub enum Provider {
     Packet,
     /// Amazon EC2 (kubernetes-sigs/cluster-api-provider-aws, CAPA).
     Aws,
+    /// VMware vSphere (kubernetes-sigs/cluster-api-provider-vsphere, CAPV).
+    Vsphere,
+    /// OpenStack (kubernetes-sigs/cluster-api-provider-openstack, CAPO).
+    Openstack,
 }
 
 impl Provider {
     /// Every provider, in the order the docs list them.
-    pub const ALL: [Provider; 7] = [
+    pub const ALL: [Provider; 9] = [
         Provider::Proxmox,
         Provider::Hetzner,
         Provider::Kubevirt,
@@ -81,6 +91,8 @@ impl Provider {
         Provider::MetalStack,
         Provider::Packet,
         Provider::Aws,
+        Provider::Vsphere,
+        Provider::Openstack,
     ];
 
     /// The name used in `kaas.yaml`, in the tenant file and by clusterctl.
@@ -93,6 +105,8 @@ impl Provider {
             Provider::MetalStack => "metal-stack",
             Provider::Packet => "packet",
             Provider::Aws => "aws",
+            Provider::Vsphere => "vsphere",
+            Provider::Openstack => "openstack",
         }
     }
 
@@ -282,6 +296,80 @@ pub struct Aws {
     pub instance_type: Option<String>,
     /// The name of an EC2 key pair put on every instance.
     pub ssh_key_name: Option<String>,
+}
+
+/// `spec.infrastructure.vsphere`: VMware vSphere virtual machines cloned from a template.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Vsphere {
+    /// The vCenter's host name or IP address.
+    pub server: String,
+    /// The SHA-1 (or SHA-256) fingerprint of vCenter's TLS certificate, e.g.
+    /// `AB:CD:...`: set it when vCenter's certificate is not signed by a trusted CA.
+    pub thumbprint: Option<String>,
+    /// The Secret (in the tenant namespace) with vCenter's `username` and `password`: CAPV's
+    /// `identityRef` and, through the `vsphere-cpi` add-on wiring, the vSphere cloud provider's
+    /// credentials. Exclusive with `identity`.
+    pub credentials_secret: Option<String>,
+    /// A `VSphereClusterIdentity` (cluster-scoped, made by the platform) CAPV uses instead of a
+    /// Secret per tenant. Exclusive with `credentialsSecret`; the cloud provider then reads the
+    /// Secret named by `cloudProviderSecret`.
+    pub identity: Option<String>,
+    /// The Secret (in the tenant namespace, keys `username` and `password`) the vSphere cloud
+    /// provider reads when CAPV uses an `identity` (default: `credentialsSecret`).
+    pub cloud_provider_secret: Option<String>,
+    /// The datacenter the VMs run in.
+    pub datacenter: String,
+    /// The datastore of the VMs' disks (default: the template's).
+    pub datastore: Option<String>,
+    /// The port group of the VMs' NIC (addresses by DHCP), e.g. `VM Network`.
+    pub network: String,
+    /// The VM template the machines are cloned from, e.g. `ubuntu-2404-kube-v1.34.4`.
+    pub template: String,
+    /// The VM folder (default: the datacenter's).
+    pub folder: Option<String>,
+    /// The resource pool, e.g. `cluster1/Resources` (default: the cluster's root pool).
+    pub resource_pool: Option<String>,
+    /// A storage policy for the VMs' disks.
+    pub storage_policy: Option<String>,
+    /// `fullClone` (default) or `linkedClone` (faster, needs a template with a snapshot).
+    pub clone_mode: Option<String>,
+}
+
+/// `spec.infrastructure.openstack`: OpenStack (Nova) servers.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Openstack {
+    /// The Secret (in the tenant namespace) whose key `clouds.yaml` holds an OpenStack
+    /// `clouds.yaml` (and optionally `cacert`): CAPO's `identityRef`, and the cloud config of the
+    /// `openstack-ccm` and `openstack-cinder-csi` add-on wirings.
+    pub credentials_secret: String,
+    /// The entry of that `clouds.yaml` to use (default `openstack`).
+    pub cloud_name: Option<String>,
+    /// The region, when `clouds.yaml` names several.
+    pub region: Option<String>,
+    /// The server flavor, e.g. `m1.large`: it decides the size, as on Hetzner.
+    pub flavor: String,
+    /// The Glance image: its name, or its UUID.
+    pub image: String,
+    /// The network of the servers: its name, or its UUID (default: a network and subnet CAPO
+    /// creates from `nodeCIDR`).
+    pub network: Option<String>,
+    /// The CIDR of the network CAPO creates when `network` is not given (default
+    /// `10.6.0.0/24`).
+    #[serde(rename = "nodeCIDR")]
+    pub node_cidr: Option<String>,
+    /// DNS servers of the subnet CAPO creates.
+    #[serde(default)]
+    pub dns_nameservers: Vec<String>,
+    /// The external network (name or UUID) for the router CAPO creates; without it the servers
+    /// are on `network` only (`disableExternalNetwork`).
+    pub external_network: Option<String>,
+    /// The name of a Nova key pair put on every server.
+    pub ssh_key_name: Option<String>,
+    /// Boot from a Cinder volume of `machine.diskGiB` of this volume type (default: the
+    /// flavor's local disk).
+    pub root_volume_type: Option<String>,
 }
 
 /// A machine's size: `workers[].machine` of a tenant, `machine` of a platform ClusterClass.

@@ -2,7 +2,7 @@
 
 The mixed fleet of the main bed's scenario (lib/scenarios.py `mixed`: every provider fixture of
 tests/fixtures/providers/ and the topology fixture's tenants, whose ClusterClasses cover Proxmox,
-Hetzner, KubeVirt, Nutanix and AWS) is rendered; the platform's ClusterClasses and templates,
+Hetzner, KubeVirt, Nutanix, AWS, vSphere and OpenStack) is rendered; the platform's ClusterClasses and templates,
 then every tenant's Cluster API objects, are applied as kustomize-controller applies them
 (server-side apply) through the real defaulting and validating webhooks of the core and kubeadm
 bootstrap managers; a second apply must change no spec. The real ClusterClass controller must
@@ -34,6 +34,9 @@ PROVIDERS = {
     "HCloud": {"cluster.x-k8s.io/v1beta1": "v1beta1"},
     # metal-stack/cluster-api-provider-metal-stack v0.8.0 config/crd/kustomization.yaml labels
     "MetalStack": {"cluster.x-k8s.io/v1beta2": "v1alpha1", "cluster.x-k8s.io/v1beta1": "v1alpha1"},
+    "OpenStack": "sigs.k8s.io/cluster-api-provider-openstack@v0.14.7",
+    # CAPV keeps its CRD kustomization in config/default/crd (it has no config/crd).
+    "VSphere": ("sigs.k8s.io/cluster-api-provider-vsphere@v1.16.1", "config/default/crd/kustomization.yaml"),
 }
 
 
@@ -48,8 +51,11 @@ def label_providers(bed):
         source = next((v for k, v in PROVIDERS.items() if kind.startswith(k)), None)
         if source is None or any(n.startswith("cluster.x-k8s.io/v1") for n in crd["metadata"].get("labels", {})):
             continue
-        labels = source if isinstance(source, dict) else contract_labels(
-            os.path.join(mod_dir(bed.gomodcache, source), "config", "crd", "kustomization.yaml"))
+        if isinstance(source, dict):
+            labels = source
+        else:
+            module, path = source if isinstance(source, tuple) else (source, "config/crd/kustomization.yaml")
+            labels = contract_labels(os.path.join(mod_dir(bed.gomodcache, module), path))
         c.kubectl("label", "--overwrite", "crd", crd["metadata"]["name"], *[f"{k}={v}" for k, v in labels.items()])
         labelled.append(kind)
     return labelled

@@ -397,14 +397,16 @@ def generated(d, n):
 
 def mixed(d, n):
     """n tenants over every provider and topology mode, in one platform: the project's fixture
-    platform of tests/fixtures/topology (ClusterClasses; proxmox, hetzner, kubevirt, nutanix, aws)
+    platform of tests/fixtures/topology (ClusterClasses; proxmox, hetzner, kubevirt, nutanix, aws,
+    vsphere, openstack)
     plus packet and metal-stack; every fixture tenant of tests/fixtures/providers/*/ and
     tests/fixtures/topology/, topped up to n with bench/gen.py's Proxmox tenants."""
     import glob, shutil
     fx = os.path.join(MAIN, "tests", "fixtures")
     platform = read(os.path.join(fx, "topology", "kaas.yaml"))
-    providers = "infrastructureProviders: {proxmox: v0.9.0, hetzner: v1.1.8, kubevirt: v0.11.2, nutanix: v1.10.3, aws: v2.11.1}"
-    secrets = "providerConfigSecrets: {aws: capa-variables, nutanix: capx-variables, proxmox: capmox-variables}"
+    providers = ("infrastructureProviders: {proxmox: v0.9.0, hetzner: v1.1.8, kubevirt: v0.11.2, nutanix: v1.10.3, "
+                 "aws: v2.11.1, vsphere: v1.16.1, openstack: v0.14.7}")
+    secrets = "providerConfigSecrets: {aws: capa-variables, nutanix: capx-variables, proxmox: capmox-variables, vsphere: capv-variables}"
     if providers not in platform or secrets not in platform:
         raise RuntimeError("tests/fixtures/topology/kaas.yaml changed: update the e2e's mixed fleet")
     platform = platform.replace(providers, providers[:-1] + ", packet: v0.9.0, metal-stack: v0.8.0}")

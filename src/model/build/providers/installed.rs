@@ -50,7 +50,11 @@ pub(crate) fn required_variables(p: Provider) -> &'static [&'static str] {
         Provider::Nutanix => &["NUTANIX_ENDPOINT", "NUTANIX_USER", "NUTANIX_PASSWORD"],
         // cluster-api-provider-metal-stack v0.8.0 infrastructure-components.yaml.
         Provider::MetalStack => &["METAL_API_URL", "METAL_API_HMAC", "METAL_API_HMAC_AUTH_TYPE"],
-        Provider::Proxmox | Provider::Hetzner | Provider::Kubevirt => &[],
+        // cluster-api-provider-vsphere v1.16.1 config/base/credentials.yaml: the manager's
+        // default credentials Secret (tenants name their own in `identityRef`).
+        Provider::Vsphere => &["VSPHERE_USERNAME", "VSPHERE_PASSWORD"],
+        // cluster-api-provider-openstack v0.14.7 config/: every variable has a default.
+        Provider::Proxmox | Provider::Hetzner | Provider::Kubevirt | Provider::Openstack => &[],
     }
 }
 

@@ -9,8 +9,10 @@ mod installed;
 mod kubevirt;
 mod metal_stack;
 mod nutanix;
+mod openstack;
 mod packet;
 mod proxmox;
+mod vsphere;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -34,6 +36,8 @@ pub(crate) fn example_version(p: Provider) -> &'static str {
         Provider::MetalStack => "v0.8.0",
         Provider::Packet => "v0.9.0",
         Provider::Aws => "v2.11.1",
+        Provider::Vsphere => "v1.16.1",
+        Provider::Openstack => "v0.14.7",
     }
 }
 
@@ -129,6 +133,18 @@ pub(crate) fn infrastructure(
             Infrastructure::Packet
         ),
         Provider::Aws => block!(&infra.aws, "region: ..., ami: ...", aws::cluster, Infrastructure::Aws),
+        Provider::Vsphere => block!(
+            &infra.vsphere,
+            "server: ..., credentialsSecret: ..., datacenter: ..., network: ..., template: ...",
+            vsphere::cluster,
+            Infrastructure::Vsphere
+        ),
+        Provider::Openstack => block!(
+            &infra.openstack,
+            "credentialsSecret: ..., flavor: ..., image: ...",
+            openstack::cluster,
+            Infrastructure::Openstack
+        ),
     }
 }
 
@@ -201,6 +217,18 @@ pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>)
             }
         }
     }
+    if matches!(t.infrastructure, Infrastructure::Vsphere(_)) {
+        // VSphereMachineTemplate `numCPUs` has `minimum: 2` (CAPV v1.16.1 CRD).
+        for (i, pool) in t.pools.iter().enumerate().filter(|(_, p)| p.cpus < 2) {
+            errs.push(
+                src.error(
+                    &format!("spec.workers[{i}].machine.cpus"),
+                    format!("{} vCPU is below vSphere's minimum of 2 (`numCPUs`)", pool.cpus),
+                )
+                .with_hint("give the pool at least `cpus: 2`"),
+            );
+        }
+    }
     for (i, arg) in t.api_server.extra_args.iter().enumerate() {
         if let Some(port) = arg.strip_prefix("--secure-port=")
             && port.parse::<u16>() != Ok(t.port)
@@ -251,4 +279,28 @@ fn one_of(src: &Source, field: &str, value: &str, what: &str, allowed: &[&str], 
                 .with_hint(format!("use one of {}", list.join(", "))),
         );
     }
+}
+
+/// A name that may hold inner blanks (vSphere inventory paths, port groups): not empty, no
+/// surrounding blanks.
+fn inventory_name(src: &Source, field: &str, value: &str, what: &str, errs: &mut Vec<Diagnostic>) {
+    if value.trim().is_empty() {
+        errs.push(src.error(field, format!("empty {what}")));
+    } else if value.trim() != value {
+        errs.push(src.error(
+            field,
+            format!("`{value}` is not a valid {what}: it starts or ends with blanks"),
+        ));
+    }
+}
+
+/// `8-4-4-4-12` hex digits: Nutanix and OpenStack objects are named by UUID that way, anything
+/// else is a name.
+fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, len)| g.len() == len && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }

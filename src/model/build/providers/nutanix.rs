@@ -1,6 +1,6 @@
 //! The `nutanix` block (CAPX, Nutanix AHV virtual machines).
 
-use super::{secret, text};
+use super::{is_uuid, secret, text};
 use crate::diagnostics::Diagnostic;
 use crate::model::{NutanixCluster, NutanixRef};
 use crate::spec::raw::Nutanix;
@@ -45,16 +45,6 @@ pub(super) fn cluster(src: &Source, field: &str, n: &Nutanix, errs: &mut Vec<Dia
         subnet: reference("subnet", &n.subnet),
         image: reference("image", &n.image),
     }
-}
-
-/// `8-4-4-4-12` hex digits: Nutanix objects are named by UUID that way, anything else is a name.
-fn is_uuid(s: &str) -> bool {
-    let groups: Vec<&str> = s.split('-').collect();
-    groups.len() == 5
-        && groups
-            .iter()
-            .zip([8, 4, 4, 4, 12])
-            .all(|(g, len)| g.len() == len && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,486 @@
+//! vSphere (CAPV) and OpenStack (CAPO), from `tests/fixtures/providers/{vsphere,openstack}/`:
+//! what each provider's objects must say around a Kamaji control plane, read back as data; their
+//! cloud controller managers and CSI rendered by the real upstream charts with the values
+//! kaas-gitops writes; and their bad input refused at its line. (CRD validity and kustomize
+//! builds are in `providers.rs`, with every provider.)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::addons::{find, helm, helm_template};
+use crate::common::{Repo, git, project_root, run_ok};
+
+#[track_caller]
+fn render(provider: &str) -> Repo {
+    let repo = Repo::fixture(&format!("providers/{provider}"));
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{provider}: {}", run.stderr);
+    repo
+}
+
+/// The kubelet flags of a tenant's only pool, as `(name, value)`.
+fn kubelet_args(kct: &Value) -> Vec<(String, String)> {
+    kct["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// What helm-controller does with `spec.valuesFrom` (helm-controller v1.6.3: each key of the named
+/// Secret, taken literally, at its target path): a stand-in with the Secret's data given here,
+/// since no helm-controller runs in this test.
+fn with_values_from(hr: &Value, secrets: &[(&str, &str, &str)]) -> Value {
+    let mut values = hr["spec"]["values"].clone();
+    for r in hr["spec"]["valuesFrom"].as_array().into_iter().flatten() {
+        assert_eq!(r["literal"], true, "{r}");
+        let (_, _, data) = secrets
+            .iter()
+            .find(|(name, key, _)| r["name"] == *name && r["valuesKey"] == *key)
+            .unwrap_or_else(|| panic!("the test has no data for {r}"));
+        let mut at = &mut values;
+        let path: Vec<&str> = r["targetPath"].as_str().unwrap().split('.').collect();
+        for key in &path[..path.len() - 1] {
+            at = at.as_object_mut().unwrap().entry(key.to_string()).or_insert(json!({}));
+        }
+        at[path[path.len() - 1]] = json!(data);
+    }
+    values
+}
+
+/// An upstream chart of `KAAS_CHARTS` (else `../shared/charts`), copied into `into` so its
+/// dependencies can be added.
+fn chart(name: &str, into: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::env::var_os("KAAS_CHARTS")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([project_root().join("../shared/charts")])
+        .collect();
+    let from = dirs
+        .iter()
+        .map(|d| d.join(name))
+        .find(|d| d.join("Chart.yaml").is_file())
+        .unwrap_or_else(|| {
+            panic!("no `{name}` chart in {dirs:?}: run the tests with `tests/run` (it sets KAAS_CHARTS)")
+        });
+    let to = into.join(name);
+    run_ok(Command::new("cp").arg("-r").arg(&from).arg(&to));
+    to
+}
+
+/// The pod spec of a workload.
+fn pod(w: &Value) -> &Value {
+    &w["spec"]["template"]["spec"]
+}
+
+/// No scheduling constraint that needs a control-plane node, which a Kamaji tenant lacks.
+#[track_caller]
+fn schedules_without_control_plane_nodes(w: &Value) {
+    let spec = pod(w);
+    let text = format!("{}{}", spec["nodeSelector"], spec["affinity"]);
+    assert!(
+        !text.contains("node-role.kubernetes.io/control-plane") && !text.contains("node-role.kubernetes.io/master"),
+        "{} {} needs a control-plane node: {text}",
+        w["kind"],
+        w["metadata"]["name"]
+    );
+}
+
+// ---- vSphere ------------------------------------------------------------------------------
+
+#[test]
+fn vsphere_carries_the_endpoint_kamaji_checks_and_nodes_wait_for_the_cpi() {
+    let repo = render("vsphere");
+    let vc = repo.object("overlays/tenants/vcenter/vspherecluster-vcenter.yaml");
+    assert_eq!(vc["apiVersion"], "infrastructure.cluster.x-k8s.io/v1beta2");
+    // Kamaji's provider checks this endpoint once set (checkOrPatchGenericCluster): it must be
+    // the VIP and the Cluster's API server port.
+    let cluster = repo.object("overlays/tenants/vcenter/cluster-vcenter.yaml");
+    assert_eq!(
+        vc["spec"]["controlPlaneEndpoint"],
+        json!({"host": "10.0.4.20", "port": cluster["spec"]["clusterNetwork"]["apiServerPort"]})
+    );
+    assert_eq!(
+        vc["spec"]["identityRef"],
+        json!({"kind": "Secret", "name": "vsphere-credentials"})
+    );
+    assert_eq!(vc["spec"]["server"], "vcenter.example.com");
+    // A pool VIP, and a VSphereClusterIdentity.
+    let zoned = repo.object("overlays/tenants/zoned/vspherecluster-zoned.yaml");
+    assert_eq!(zoned["spec"]["controlPlaneEndpoint"]["host"], "10.0.4.100");
+    assert_eq!(
+        zoned["spec"]["identityRef"],
+        json!({"kind": "VSphereClusterIdentity", "name": "platform-vcenter"})
+    );
+
+    let mt = repo.object(&repo.file_starting("overlays/tenants/vcenter", "vspheremachinetemplate-vcenter-md-0-"));
+    let spec = &mt["spec"]["template"]["spec"];
+    assert_eq!(
+        (&spec["numCPUs"], &spec["memoryMiB"], &spec["diskGiB"]),
+        (&json!(4), &json!(8192), &json!(40))
+    );
+    assert_eq!(
+        spec["network"]["devices"],
+        json!([{"networkName": "VM Network", "dhcp4": true}])
+    );
+    assert_eq!(
+        (&spec["template"], &spec["datacenter"], &spec["cloneMode"]),
+        (&json!("ubuntu-2404-kube-v1.33.4"), &json!("dc1"), &json!("fullClone"))
+    );
+    let zmt = repo.object(&repo.file_starting("overlays/tenants/zoned", "vspheremachinetemplate-zoned-md-0-"));
+    assert_eq!(zmt["spec"]["template"]["spec"]["cloneMode"], "linkedClone");
+
+    // The CPI alone sets provider IDs: the kubelet sets none, registers under the guest's name.
+    let kct = repo.object(&repo.file_starting("overlays/tenants/vcenter", "kubeadmconfigtemplate-vcenter-md-0-"));
+    assert_eq!(
+        kubelet_args(&kct),
+        vec![("cloud-provider".to_string(), "external".to_string())]
+    );
+    assert_eq!(
+        kct["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["name"],
+        "{{ local_hostname }}"
+    );
+    let kcp = repo.object("overlays/tenants/vcenter/kamajicontrolplane-vcenter.yaml");
+    assert!(
+        kcp["spec"]["controllerManager"]["extraArgs"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("--cloud-provider=external")),
+        "{kcp}"
+    );
+    let ip = repo.object("overlays/platform/infrastructureprovider-vsphere.yaml");
+    assert_eq!(ip["metadata"]["namespace"], "capv-system");
+    assert_eq!(ip["spec"]["version"], "v1.16.1");
+    assert_eq!(ip["spec"]["configSecret"], json!({"name": "capv-variables"}));
+
+    // The CPI's credentials come from the tenant's Secret, never from git.
+    let hr = repo.object("overlays/tenants/zoned/helmrelease-zoned-vsphere-cpi.yaml");
+    let from: Vec<(&Value, &Value, &Value)> = hr["spec"]["valuesFrom"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (&r["name"], &r["valuesKey"], &r["targetPath"]))
+        .collect();
+    assert_eq!(
+        from,
+        vec![
+            (
+                &json!("vsphere-cpi-credentials"),
+                &json!("username"),
+                &json!("config.username")
+            ),
+            (
+                &json!("vsphere-cpi-credentials"),
+                &json!("password"),
+                &json!("config.password")
+            ),
+        ]
+    );
+    assert!(!hr.to_string().contains("\"password\":\""), "{hr}");
+}
+
+#[test]
+fn the_real_vsphere_cpi_chart_runs_on_workers_with_the_tenants_vcenter_and_secret() {
+    let repo = render("vsphere");
+    let hr = repo.object("overlays/tenants/vcenter/helmrelease-vcenter-vsphere-cpi.yaml");
+    assert_eq!(hr["spec"]["chart"]["spec"]["chart"], "vsphere-cpi");
+    let values = with_values_from(
+        &hr,
+        &[
+            ("vsphere-credentials", "username", "capv@vsphere.local"),
+            ("vsphere-credentials", "password", "p,a=s{s}"),
+        ],
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = helm_template(&chart("vsphere-cpi", tmp.path()), "vsphere-cpi", "kube-system", &values);
+    let ds = find(&docs, "DaemonSet", "vsphere-cpi");
+    schedules_without_control_plane_nodes(ds);
+    assert!(
+        pod(ds)["tolerations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["key"] == "node.cloudprovider.kubernetes.io/uninitialized"),
+        "{ds}"
+    );
+    let image = pod(ds)["containers"][0]["image"].as_str().unwrap();
+    assert!(
+        image.starts_with("registry.k8s.io/cloud-pv-vsphere/cloud-provider-vsphere:v1.36.0"),
+        "{image}"
+    );
+    // The cloud config names the tenant's vCenter and datacenter, no tag categories, and the
+    // Secret the chart wrote from the tenant's credentials.
+    let cm = find(&docs, "ConfigMap", "vsphere-cloud-config");
+    let conf: Value = serde_saphyr::from_str(cm["data"]["vsphere.conf"].as_str().unwrap()).unwrap();
+    assert_eq!(conf["global"]["secretName"], "vsphere-cloud-secret");
+    assert_eq!(conf["global"]["secretNamespace"], "kube-system");
+    assert_eq!(
+        conf["global"]["thumbprint"],
+        "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01"
+    );
+    assert_eq!(
+        conf["vcenter"]["vcenter.example.com"],
+        json!({"server": "vcenter.example.com", "datacenters": ["dc1"]})
+    );
+    assert_eq!(conf["labels"], json!({"region": null, "zone": null}));
+    let secret = find(&docs, "Secret", "vsphere-cloud-secret");
+    assert_eq!(
+        secret["stringData"]["vcenter.example.com.username"],
+        "capv@vsphere.local"
+    );
+    assert_eq!(secret["stringData"]["vcenter.example.com.password"], "p,a=s{s}");
+}
+
+#[test]
+fn vsphere_bad_input() {
+    render("vsphere").assert_edit_refused(
+        "tenants/vcenter.yaml",
+        |t| {
+            t.replace(
+                "      credentialsSecret: vsphere-credentials\n",
+                "      credentialsSecret: vsphere-credentials\n      identity: platform\n",
+            )
+        },
+        "tenants/vcenter.yaml:18:17",
+        "both `credentialsSecret` and `identity`",
+    );
+    render("vsphere").assert_edit_refused(
+        "tenants/vcenter.yaml",
+        |t| t.replace("      credentialsSecret: vsphere-credentials\n", ""),
+        "tenants/vcenter.yaml:15:7",
+        "the vSphere block needs vCenter credentials",
+    );
+    render("vsphere").assert_edit_refused(
+        "tenants/zoned.yaml",
+        |t| t.replace("cloneMode: linkedClone", "cloneMode: instantClone"),
+        "tenants/zoned.yaml:19:18",
+        "`instantClone` is not a clone mode",
+    );
+    render("vsphere").assert_edit_refused(
+        "tenants/vcenter.yaml",
+        |t| t.replace("cpus: 4", "cpus: 1"),
+        "tenants/vcenter.yaml:27:23",
+        "1 vCPU is below vSphere's minimum of 2 (`numCPUs`)",
+    );
+    // The CPI runs in the tenant and cannot use CAPV's cluster-scoped identity.
+    let err = render("vsphere").assert_edit_refused(
+        "tenants/zoned.yaml",
+        |t| t.replace("      cloudProviderSecret: vsphere-cpi-credentials\n", ""),
+        "tenants/zoned.yaml:14:17",
+        "the `vsphere-cpi` add-on needs vCenter credentials in the tenant namespace, and CAPV uses the VSphereClusterIdentity `platform-vcenter`",
+    );
+    assert!(err.contains("add `cloudProviderSecret:"), "{err}");
+}
+
+// ---- OpenStack ------------------------------------------------------------------------------
+
+#[test]
+fn openstack_makes_no_endpoint_of_its_own_and_takes_kamajis() {
+    let repo = render("openstack");
+    let nova = repo.object("overlays/tenants/nova/openstackcluster-nova.yaml");
+    assert_eq!(nova["apiVersion"], "infrastructure.cluster.x-k8s.io/v1beta1");
+    let spec = &nova["spec"];
+    assert_eq!(spec["apiServerLoadBalancer"], json!({"enabled": false}));
+    assert_eq!(spec["disableAPIServerFloatingIP"], true);
+    // The fields Kamaji's provider patches (patchOpenStackCluster), with the same values.
+    assert_eq!(
+        (&spec["apiServerFixedIP"], &spec["apiServerPort"]),
+        (&json!("10.0.4.30"), &json!(6443))
+    );
+    assert_eq!(spec["controlPlaneEndpoint"], Value::Null);
+    assert_eq!(
+        spec["identityRef"],
+        json!({"type": "Secret", "name": "openstack-credentials", "cloudName": "openstack"})
+    );
+    assert_eq!(spec["network"], json!({"filter": {"name": "tenant-net"}}));
+    assert_eq!(spec["disableExternalNetwork"], true);
+    assert_eq!(spec["managedSubnets"], Value::Null);
+
+    let managed = repo.object("overlays/tenants/managed/openstackcluster-managed.yaml");
+    let spec = &managed["spec"];
+    assert_eq!(spec["apiServerFixedIP"], "10.0.4.100");
+    assert_eq!(
+        spec["managedSubnets"],
+        json!([{"cidr": "10.7.0.0/24", "dnsNameservers": ["10.0.0.53"]}])
+    );
+    assert_eq!(spec["externalNetwork"], json!({"filter": {"name": "public"}}));
+    assert_eq!(spec["disableExternalNetwork"], Value::Null);
+    assert_eq!(spec["identityRef"]["region"], "RegionOne");
+    let mt = repo.object(&repo.file_starting("overlays/tenants/managed", "openstackmachinetemplate-managed-md-0-"));
+    assert_eq!(
+        mt["spec"]["template"]["spec"],
+        json!({
+            "flavor": "m1.large",
+            "image": {"id": "2c6f5b7e-2a31-4a4c-9d5e-0b1f0a3e7c11"},
+            "rootVolume": {"sizeGiB": 60, "type": "ssd"},
+        })
+    );
+    let kct = repo.object(&repo.file_starting("overlays/tenants/nova", "kubeadmconfigtemplate-nova-md-0-"));
+    assert_eq!(
+        kubelet_args(&kct),
+        vec![
+            (
+                "provider-id".to_string(),
+                "openstack:///'{{ instance_id }}'".to_string()
+            ),
+            ("cloud-provider".to_string(), "external".to_string()),
+        ]
+    );
+    let ip = repo.object("overlays/platform/infrastructureprovider-openstack.yaml");
+    assert_eq!(ip["metadata"]["namespace"], "capo-system");
+    assert_eq!(ip["spec"]["configSecret"], Value::Null);
+
+    let ccm = repo.object("overlays/tenants/nova/helmrelease-nova-openstack-ccm.yaml");
+    assert_eq!(
+        ccm["spec"]["valuesFrom"],
+        json!([{"kind": "Secret", "name": "openstack-credentials", "valuesKey": "cloud.conf", "targetPath": "cloudConfigContents", "literal": true}])
+    );
+    // The CSI is installed after the CCM, whose Secret it reads.
+    let csi = repo.object("overlays/tenants/nova/helmrelease-nova-cinder-csi.yaml");
+    assert!(
+        csi["spec"]["dependsOn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["name"] == "nova-openstack-ccm"),
+        "{csi}"
+    );
+}
+
+#[test]
+fn the_real_openstack_ccm_and_cinder_csi_charts_run_on_workers_from_the_tenants_cloud_config() {
+    let repo = render("openstack");
+    let tmp = tempfile::tempdir().unwrap();
+    // The CCM chart needs bitnami's `common` in its charts/ (its Chart.yaml dependency).
+    let occm = chart("openstack-cloud-controller-manager", tmp.path());
+    let common = chart("common", tmp.path());
+    run_ok(
+        Command::new(helm())
+            .arg("package")
+            .arg(&common)
+            .arg("-d")
+            .arg(occm.join("charts")),
+    );
+    let conf = "[Global]\nauth-url=https://keystone.example.com:5000/v3\napplication-credential-id=a,b\napplication-credential-secret=s=cr{e}t\n";
+    let hr = repo.object("overlays/tenants/nova/helmrelease-nova-openstack-ccm.yaml");
+    let values = with_values_from(&hr, &[("openstack-credentials", "cloud.conf", conf)]);
+    let docs = helm_template(&occm, "openstack-ccm", "kube-system", &values);
+    let ds = find(&docs, "DaemonSet", "openstack-cloud-controller-manager");
+    schedules_without_control_plane_nodes(ds);
+    let container = &pod(ds)["containers"][0];
+    assert!(
+        container["args"].to_string().contains("--cluster-name=$(CLUSTER_NAME)"),
+        "{container}"
+    );
+    assert!(
+        container["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "CLUSTER_NAME" && e["value"] == "nova"),
+        "{container}"
+    );
+    let secret = find(&docs, "Secret", "cloud-config");
+    use base64::Engine as _;
+    let written = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["cloud.conf"].as_str().unwrap().trim())
+        .unwrap();
+    assert_eq!(String::from_utf8(written).unwrap(), conf);
+
+    let csi = repo.object("overlays/tenants/nova/helmrelease-nova-cinder-csi.yaml");
+    let docs = helm_template(
+        &chart("openstack-cinder-csi", tmp.path()),
+        "cinder-csi",
+        "kube-system",
+        &csi["spec"]["values"],
+    );
+    for (kind, name) in [
+        ("Deployment", "openstack-cinder-csi-controllerplugin"),
+        ("DaemonSet", "openstack-cinder-csi-nodeplugin"),
+    ] {
+        let w = find(&docs, kind, name);
+        schedules_without_control_plane_nodes(w);
+        let volumes = pod(w)["volumes"].as_array().unwrap();
+        assert!(
+            volumes.iter().any(|v| v["secret"]["secretName"] == "cloud-config"),
+            "{name} does not read the Secret the CCM wrote: {volumes:?}"
+        );
+        assert!(
+            !volumes.iter().any(|v| v["hostPath"]["path"] == "/etc/config"),
+            "{name} reads the node's disk: {volumes:?}"
+        );
+    }
+    let controller = find(&docs, "Deployment", "openstack-cinder-csi-controllerplugin");
+    assert!(controller.to_string().contains("\"value\":\"nova\""), "{controller}");
+}
+
+#[test]
+fn an_openstack_tenants_endpoint_never_moves() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = render("openstack");
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "deployed"]);
+    repo.replace(
+        "tenants/nova.yaml",
+        "    endpoint: {host: 10.0.4.30, port: 6443}\n",
+        "    endpoint: {host: 10.0.4.31, port: 6443}\n    acknowledge: [endpointMove]\n",
+    );
+    let err = repo.assert_render_refused(
+        "tenants/nova.yaml:",
+        "OpenStack tenant `nova` cannot move from the endpoint `10.0.4.30` to `10.0.4.31`: CAPO refuses a change of `apiServerFixedIP` once it is set",
+    );
+    assert!(err.contains("create a new tenant at the new endpoint"), "{err}");
+}
+
+#[test]
+fn openstack_bad_input() {
+    render("openstack").assert_edit_refused(
+        "tenants/nova.yaml",
+        |t| {
+            t.replace(
+                "      network: tenant-net\n",
+                "      network: tenant-net\n      nodeCIDR: 10.8.0.0/24\n",
+            )
+        },
+        "tenants/nova.yaml:19:17",
+        "`nodeCIDR` with an existing `network`",
+    );
+    render("openstack").assert_edit_refused(
+        "tenants/managed.yaml",
+        |t| t.replace("nodeCIDR: 10.7.0.0/24", "nodeCIDR: 10.7.0.0"),
+        "tenants/managed.yaml:18:17",
+        "`10.7.0.0` is not an IPv4 CIDR",
+    );
+    render("openstack").assert_edit_refused(
+        "tenants/nova.yaml",
+        |t| {
+            t.replace(
+                "      credentialsSecret: openstack-credentials\n",
+                "      credentialsSecret: Openstack_Credentials\n",
+            )
+        },
+        "tenants/nova.yaml:15:26",
+        "`Openstack_Credentials` is not a Secret name",
+    );
+    // A provider's wiring is for that provider's tenants only.
+    render("openstack").assert_edit_refused(
+        "kaas.yaml",
+        |t| {
+            t.replace(
+                "providers: {openstack: [openstack-ccm, cinder-csi]}",
+                "providers: {openstack: [cinder-csi], aws: [openstack-ccm]}",
+            )
+        },
+        "kaas.yaml:",
+        "`openstack-ccm` has the `openstack-ccm` wiring, which is for `openstack` tenants",
+    );
+}
