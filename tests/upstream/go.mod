@@ -8,15 +8,17 @@
 // serves its tag as a module all the same.
 //
 // go.sum's lines for kamaji, kamaji-etcd, cluster-api-provider-hetzner,
-// cluster-api-provider-metal-stack and cluster-autoscaler were computed from the upstream git
-// repositories at those commits with golang.org/x/mod/zip.CreateFromVCS (git archive plus the go
-// command's module zip rules; done the same way for helm-controller v1.6.3 it gives the proxy's
-// hashes exactly): the module proxy of the machine they were written on refused those five, and
-// still refused them when the vSphere, OpenStack, Azure, Metal3 and Tinkerbell lines were added
-// (so check.sh, with UP_PARTIAL, leaves their files unproven and exits 3). Should the real proxy's
-// bytes differ, go stops crds.sh and charts.sh with its checksum mismatch error; nothing passes
-// unverified. Every other go.sum line is what `go mod download` wrote, checked against the
-// checksum database.
+// cluster-api-provider-metal-stack, cluster-autoscaler and cluster-api-provider-ionoscloud were
+// computed from the upstream git repositories at those commits with
+// golang.org/x/mod/zip.CreateFromVCS (git archive plus the go command's module zip rules) and
+// dirhash.HashZip; the /go.mod line is dirhash.Hash1 over the one file go.mod, as the go command
+// computes it. Done the same way for helm-controller v1.6.3 and cluster-api-provider-proxmox
+// v0.9.0 it gives the proxy's go.sum lines exactly. The module proxy of the machine they were
+// written on refused those six (the first five still when the vSphere, OpenStack, Azure, Metal3
+// and Tinkerbell lines were added, ionoscloud when its IonosCloud CRD lines were), so check.sh,
+// with UP_PARTIAL, leaves their files unproven and exits 3. Should the real proxy's bytes differ,
+// go stops crds.sh and charts.sh with its checksum mismatch error; nothing passes unverified.
+// Every other go.sum line is what `go mod download` wrote, checked against the checksum database.
 //
 // k8s.io/cloud-provider-vsphere v1.36.0 and github.com/k-orc/openstack-resource-controller/v2
 // v2.6.0 (its go.mod is at the repository root, hence the /v2 path and moddir .): the proxy's
@@ -25,7 +27,6 @@
 //
 // Left out, since the proxy refuses them ("403 Forbidden: This module version is not available"),
 // so ../shared holds files that sources.tsv does not list:
-//   github.com/ionos-cloud/cluster-api-provider-ionoscloud v0.6.3: the IonosCloud CRDs.
 //   sigs.k8s.io/azuredisk-csi-driver v1.34.5: the azuredisk-csi-driver chart.
 //   github.com/bitnami/charts v0.0.0-20231219181847-7e704634ef56 (no go.mod; the commit of tag
 //   common/2.14.1, also refused by its hash): the `common` library chart that
@@ -42,6 +43,7 @@ require (
 	github.com/fluxcd/helm-controller v1.6.3
 	github.com/fluxcd/kustomize-controller v1.9.4
 	github.com/fluxcd/source-controller v1.9.1
+	github.com/ionos-cloud/cluster-api-provider-ionoscloud v0.6.3
 	github.com/ionos-cloud/cluster-api-provider-proxmox v0.9.0
 	github.com/k-orc/openstack-resource-controller/v2 v2.6.0
 	github.com/metal-stack/cluster-api-provider-metal-stack v0.8.0
