@@ -28,9 +28,9 @@ pub use crate::spec::raw::{
 };
 pub use addons::{AddonChart, AddonDefaults, AddonImage, TenantAddon};
 pub use providers::{
-    AwsCluster, HetznerCluster, Infrastructure, KubevirtCluster, LOCATION_ANNOTATION, MetalStackCluster,
-    MetalStackFirewall, NutanixCluster, NutanixRef, OpenstackCluster, OpenstackRef, PacketCluster, ProxmoxCluster,
-    ProxmoxMachine, VsphereCluster, VsphereIdentity,
+    AwsCluster, HetznerCluster, Infrastructure, IonosImage, IonoscloudCluster, KubevirtCluster, LOCATION_ANNOTATION,
+    Metal3Cluster, MetalStackCluster, MetalStackFirewall, NutanixCluster, NutanixRef, OpenstackCluster, OpenstackRef,
+    PacketCluster, ProxmoxCluster, ProxmoxMachine, TinkerbellCluster, VsphereCluster, VsphereIdentity,
 };
 pub use topology::{ClassPatch, ClassPatchOp, ClassVariable, ClusterClass, PatchValue, TenantTopology, Topology};
 
@@ -412,6 +412,12 @@ impl Platform {
             Provider::Vsphere => "capv-system",
             // cluster-api-provider-openstack v0.14.7 config/default/kustomization.yaml.
             Provider::Openstack => "capo-system",
+            // cluster-api-provider-metal3 v1.13.2 config/default/capm3/kustomization.yaml.
+            Provider::Metal3 => "capm3-system",
+            // cluster-api-provider-tinkerbell v0.7.0 config/default/kustomization.yaml.
+            Provider::Tinkerbell => "capt-system",
+            // cluster-api-provider-ionoscloud v0.6.3 config/default/kustomization.yaml.
+            Provider::Ionoscloud => "capic-system",
         }
     }
 

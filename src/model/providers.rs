@@ -23,6 +23,12 @@ pub enum Infrastructure {
     Vsphere(VsphereCluster),
     /// OpenStack.
     Openstack(OpenstackCluster),
+    /// Metal³ bare metal.
+    Metal3(Metal3Cluster),
+    /// Tinkerbell bare metal.
+    Tinkerbell(TinkerbellCluster),
+    /// IONOS Cloud.
+    Ionoscloud(IonoscloudCluster),
 }
 
 impl Infrastructure {
@@ -38,6 +44,9 @@ impl Infrastructure {
             Infrastructure::Aws(_) => Provider::Aws,
             Infrastructure::Vsphere(_) => Provider::Vsphere,
             Infrastructure::Openstack(_) => Provider::Openstack,
+            Infrastructure::Metal3(_) => Provider::Metal3,
+            Infrastructure::Tinkerbell(_) => Provider::Tinkerbell,
+            Infrastructure::Ionoscloud(_) => Provider::Ionoscloud,
         }
     }
 }
@@ -256,4 +265,60 @@ pub struct OpenstackCluster {
     pub ssh_key_name: Option<String>,
     /// Boot volume type, when booting from a volume.
     pub root_volume_type: Option<String>,
+}
+
+/// Metal³ settings.
+#[derive(Debug, Clone)]
+pub struct Metal3Cluster {
+    /// Image URL.
+    pub image_url: String,
+    /// Image checksum (or its URL).
+    pub checksum: String,
+    /// `sha256`, `sha512` or `md5`.
+    pub checksum_type: String,
+    /// `raw`, `qcow2`, ...
+    pub format: String,
+    /// Labels of the hosts to choose.
+    pub host_selector: std::collections::BTreeMap<String, String>,
+}
+
+/// Tinkerbell settings.
+#[derive(Debug, Clone)]
+pub struct TinkerbellCluster {
+    /// Labels of the `Hardware` to choose.
+    pub hardware_selector: std::collections::BTreeMap<String, String>,
+    /// Image registry.
+    pub image_registry: Option<String>,
+    /// OS distribution.
+    pub os_distro: Option<String>,
+    /// OS version.
+    pub os_version: Option<String>,
+    /// Boot mode.
+    pub boot_mode: Option<String>,
+}
+
+/// An IONOS Cloud image: by UUID, or by labels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IonosImage {
+    /// By UUID.
+    Id(String),
+    /// By labels.
+    Selector(std::collections::BTreeMap<String, String>),
+}
+
+/// IONOS Cloud settings.
+#[derive(Debug, Clone)]
+pub struct IonoscloudCluster {
+    /// The API token Secret.
+    pub credentials_secret: String,
+    /// Data center UUID.
+    pub datacenter_id: String,
+    /// Boot image.
+    pub image: IonosImage,
+    /// `VCPU` or `ENTERPRISE`.
+    pub server_type: String,
+    /// Disk type.
+    pub disk_type: Option<String>,
+    /// Availability zone.
+    pub availability_zone: Option<String>,
 }

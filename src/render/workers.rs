@@ -41,7 +41,7 @@ pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
         memory_mib: pool.memory_mib,
         disk_gib: pool.disk_gib,
     };
-    let machine = providers::machine_spec(&t.infrastructure, &size, pool.proxmox.as_ref(), pool.os);
+    let machine = providers::machine_spec(&t.infrastructure, &size, pool.proxmox.as_ref(), pool.os, Some(&t.name));
     let infra_spec = map! {"template" => map! {"spec" => machine}};
     let infra_name = template_name(t, pool, &infra_spec);
     let bootstrap_spec = kubeadm_spec(t, pool);
@@ -106,6 +106,7 @@ fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
     // The spec must not be empty (the CRD's `minProperties: 1`); cloud-init is kubeadm's default
     // format, so naming it changes nothing for nodes that need no other settings.
     let bare = wiring.files.is_empty()
+        && wiring.post_kubeadm_commands.is_empty()
         && wiring.node_name.is_none()
         && args.is_empty()
         && taints.is_empty()
@@ -122,6 +123,7 @@ fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
                 "ignition" => wiring.ignition_config.map(|c| map! {"containerLinuxConfig" => map! {"additionalConfig" => c}}),
                 "files" => Node::from(wiring.files).or_absent(),
                 "preKubeadmCommands" => Node::from(wiring.pre_kubeadm_commands).or_absent(),
+                "postKubeadmCommands" => Node::from(wiring.post_kubeadm_commands).or_absent(),
                 "joinConfiguration" => map! {
                     "nodeRegistration" => map! {
                         "name" => wiring.node_name,

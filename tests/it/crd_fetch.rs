@@ -223,6 +223,26 @@ fn each_installed_provider_brings_the_crds_of_its_own_release() {
             "aws",
             "/kubernetes-sigs/cluster-api-provider-aws/releases/download/v2.11.1/infrastructure-components.yaml",
         ),
+        (
+            "vsphere",
+            "/kubernetes-sigs/cluster-api-provider-vsphere/releases/download/v1.16.1/infrastructure-components.yaml",
+        ),
+        (
+            "openstack",
+            "/kubernetes-sigs/cluster-api-provider-openstack/releases/download/v0.14.7/infrastructure-components.yaml",
+        ),
+        (
+            "metal3",
+            "/metal3-io/cluster-api-provider-metal3/releases/download/v1.13.2/infrastructure-components.yaml",
+        ),
+        (
+            "tinkerbell",
+            "/tinkerbell/cluster-api-provider-tinkerbell/releases/download/v0.7.0/infrastructure-components.yaml",
+        ),
+        (
+            "ionoscloud",
+            "/ionos-cloud/cluster-api-provider-ionoscloud/releases/download/v0.6.3/infrastructure-components.yaml",
+        ),
     ] {
         let repo = Repo::fixture(&format!("providers/{fixture}"));
         let render = repo.run(&["render"]);

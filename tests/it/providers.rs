@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::common::{Repo, crds_dir, kustomize, kustomize_dirs, rendered};
 use crate::crd_schema::Crds;
 
-const PROVIDERS: [&str; 8] = [
+const PROVIDERS: [&str; 11] = [
     "hetzner",
     "kubevirt",
     "nutanix",
@@ -17,6 +17,9 @@ const PROVIDERS: [&str; 8] = [
     "aws",
     "vsphere",
     "openstack",
+    "metal3",
+    "tinkerbell",
+    "ionoscloud",
 ];
 
 /// The fixture of `provider`, rendered.

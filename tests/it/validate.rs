@@ -740,14 +740,14 @@ fn a_cel_rule_reading_an_absent_field_fails_as_on_the_api_server() {
 #[test]
 fn every_provider_fixture_and_the_topology_validate_with_only_the_known_gaps() {
     let crds = crds_dir();
-    // shared/crds lacks two ClusterTemplate CRDs (see its SOURCES.md); CAPH, CAPX, CAPP, CAPA and
-    // CAPO releases speak the older v1beta1 contract, which Cluster API v1.11+ still runs.
+    // shared/crds lacks two ClusterTemplate CRDs (see its SOURCES.md); CAPH, CAPX, CAPP, CAPA,
+    // CAPO and CAPIC releases speak the older v1beta1 contract, which Cluster API v1.11+ still runs.
     let v1beta1 = |name: &str, ns: &str, version: &str| {
         format!(
             "warning contract overlays/platform/infrastructureprovider-{name}.yaml:10 InfrastructureProvider {ns}/{name}: `{name}` {version} speaks Cluster API contract v1beta1, but kaas.yaml `spec.clusterApi.contract` is v1beta2"
         )
     };
-    let cases: [(&str, Vec<String>); 9] = [
+    let cases: [(&str, Vec<String>); 12] = [
         ("providers/aws", vec![v1beta1("aws", "capa-system", "v2.11.1")]),
         ("providers/hetzner", vec![v1beta1("hetzner", "caph-system", "v1.1.8")]),
         ("providers/kubevirt", vec![]),
@@ -756,11 +756,15 @@ fn every_provider_fixture_and_the_topology_validate_with_only_the_known_gaps() {
         ("providers/packet", vec![v1beta1("packet", "capp-system", "v0.9.0")]),
         ("providers/vsphere", vec![]),
         ("providers/openstack", vec![v1beta1("openstack", "capo-system", "v0.14.7")]),
+        ("providers/metal3", vec![]),
+        ("providers/tinkerbell", vec![]),
+        ("providers/ionoscloud", vec![v1beta1("ionoscloud", "capic-system", "v0.6.3")]),
         (
             "topology",
             vec![
                 v1beta1("aws", "capa-system", "v2.11.1"),
                 v1beta1("hetzner", "caph-system", "v1.1.8"),
+                v1beta1("ionoscloud", "capic-system", "v0.6.3"),
                 v1beta1("nutanix", "capx-system", "v1.10.3"),
                 v1beta1("openstack", "capo-system", "v0.14.7"),
                 "error schema overlays/platform/kubevirtclustertemplate-kubevirt-tiny-*.yaml:2 KubevirtClusterTemplate kaas-classes/kubevirt-tiny-*: no CRD defines `KubevirtClusterTemplate` in `infrastructure.cluster.x-k8s.io/v1alpha1`".into(),

@@ -1,6 +1,6 @@
 //! Checks of single fields that the platform, the tenants and the backups share: the file's
 //! header, Kubernetes and provider versions, address ranges, images (repository, tag, tag
-//! policy) and storage sizes. A leaf: every builder may call it, it calls none of them.
+//! policy), labels and storage sizes. A leaf: every builder may call it, it calls none of them.
 
 use std::net::IpAddr;
 
@@ -244,4 +244,23 @@ pub fn parse_range(s: &str) -> Option<(IpAddr, IpAddr)> {
         ),
         n => (n.network(), n.broadcast()),
     })
+}
+
+/// A map of labels: every key and value valid.
+pub(crate) fn labels(
+    src: &Source,
+    field: &str,
+    labels: &std::collections::BTreeMap<String, String>,
+    errs: &mut Vec<Diagnostic>,
+) {
+    use crate::model::build::names::{label_key_problem, label_value_problem};
+    for (k, v) in labels {
+        let f = format!("{field}.{k}");
+        if let Some(why) = label_key_problem(k) {
+            errs.push(src.error(&f, format!("invalid label key `{k}`")).with_hint(why));
+        }
+        if let Some(why) = label_value_problem(v) {
+            errs.push(src.error(&f, format!("invalid label value `{v}`")).with_hint(why));
+        }
+    }
 }

@@ -124,6 +124,15 @@ fn flatcar_image(infra: &raw::Infrastructure) -> Option<(&'static str, &str)> {
             "spec.infrastructure.openstack.image",
             infra.openstack.as_ref()?.image.as_str(),
         ),
+        Provider::Metal3 => (
+            "spec.infrastructure.metal3.image.url",
+            infra.metal3.as_ref()?.image.url.as_str(),
+        ),
+        Provider::Ionoscloud => return None,
+        Provider::Tinkerbell => (
+            "spec.infrastructure.tinkerbell.osDistro",
+            infra.tinkerbell.as_ref()?.os_distro.as_deref()?,
+        ),
         Provider::Proxmox | Provider::MetalStack | Provider::Aws => return None,
     };
     image.to_ascii_lowercase().contains("flatcar").then_some((field, image))

@@ -9,8 +9,8 @@ use ipnet::IpNet;
 use crate::diagnostics::Diagnostic;
 use crate::model::build::backup;
 use crate::model::build::fields::storage_size;
-use crate::model::build::fields::{header, version};
-use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem, label_value_problem};
+use crate::model::build::fields::{header, labels, version};
+use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem};
 use crate::model::build::pool_version::{pool_version, workers_version};
 use crate::model::build::{providers, removed_flags, topology};
 use crate::model::datastore_names::{self, DataStoreNames};
@@ -375,18 +375,6 @@ fn name_rules(
     }
 }
 
-fn labels(src: &Source, field: &str, labels: &BTreeMap<String, String>, errs: &mut Vec<Diagnostic>) {
-    for (k, v) in labels {
-        let f = format!("{field}.{k}");
-        if let Some(why) = label_key_problem(k) {
-            errs.push(src.error(&f, format!("invalid label key `{k}`")).with_hint(why));
-        }
-        if let Some(why) = label_value_problem(v) {
-            errs.push(src.error(&f, format!("invalid label value `{v}`")).with_hint(why));
-        }
-    }
-}
-
 fn labels_like(src: &Source, field: &str, annotations: &BTreeMap<String, String>, errs: &mut Vec<Diagnostic>) {
     for k in annotations.keys() {
         if let Some(why) = label_key_problem(k) {
@@ -705,9 +693,15 @@ fn pools(
                             &format!("{f}.autoscaling.min"),
                             "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`",
                         )
-                        .with_hint(
-                            "cluster-autoscaler sizes an empty pool from the capacity annotations rendered from them",
-                        ),
+                        .with_hint(match spec.infrastructure.as_ref().map(|i| i.provider) {
+                            // Metal3MachineTemplate and TinkerbellMachineTemplate report no
+                            // `status.capacity` (CAPM3 v1.13.2, CAPT v0.7.0 API types).
+                            Some(p @ (raw::Provider::Metal3 | raw::Provider::Tinkerbell)) => format!(
+                                "cluster-autoscaler sizes an empty pool from the capacity annotations rendered from them; `{}` machine templates report no capacity: give the size of the pool's hardware",
+                                p.as_str()
+                            ),
+                            _ => "cluster-autoscaler sizes an empty pool from the capacity annotations rendered from them".to_string(),
+                        }),
                     );
                 }
                 PoolSize::Autoscaled { min: a.min, max: a.max }

@@ -94,6 +94,9 @@ pub fn provider_repository(provider: Provider) -> &'static str {
         Provider::Aws => "kubernetes-sigs/cluster-api-provider-aws",
         Provider::Vsphere => "kubernetes-sigs/cluster-api-provider-vsphere",
         Provider::Openstack => "kubernetes-sigs/cluster-api-provider-openstack",
+        Provider::Metal3 => "metal3-io/cluster-api-provider-metal3",
+        Provider::Tinkerbell => "tinkerbell/cluster-api-provider-tinkerbell",
+        Provider::Ionoscloud => "ionos-cloud/cluster-api-provider-ionoscloud",
     }
 }
 

@@ -66,6 +66,16 @@ pub const RELEASES: &[Series] = &[
     // kubernetes-sigs/cluster-api-provider-openstack v0.14.7 `metadata.yaml` (API v1beta1 since
     // v0.10).
     series("InfrastructureProvider", "openstack", 0, 10..=14, Contract::V1beta1, INFRA, "OpenStack", &["v1beta1"]),
+    // metal3-io/cluster-api-provider-metal3 v1.13.2 `metadata.yaml`: v1beta2 from v1.13, whose
+    // CRDs serve v1beta1 (deprecated) and v1beta2.
+    series("InfrastructureProvider", "metal3", 1, 1..=12, Contract::V1beta1, INFRA, "Metal3", &["v1beta1"]),
+    series("InfrastructureProvider", "metal3", 1, 13..=13, Contract::V1beta2, INFRA, "Metal3", &["v1beta1", "v1beta2"]),
+    // tinkerbell/cluster-api-provider-tinkerbell v0.7.0 `metadata.yaml`: v1beta2 from v0.7,
+    // still through its v1beta1 API.
+    series("InfrastructureProvider", "tinkerbell", 0, 1..=6, Contract::V1beta1, INFRA, "Tinkerbell", &["v1beta1"]),
+    series("InfrastructureProvider", "tinkerbell", 0, 7..=7, Contract::V1beta2, INFRA, "Tinkerbell", &["v1beta1"]),
+    // ionos-cloud/cluster-api-provider-ionoscloud v0.6.3 `metadata.yaml` (API `v1alpha1`).
+    series("InfrastructureProvider", "ionoscloud", 0, 1..=6, Contract::V1beta1, INFRA, "IonosCloud", &["v1alpha1"]),
 ];
 
 #[expect(clippy::too_many_arguments, reason = "a table row")]

@@ -6,12 +6,15 @@
 mod aws;
 mod flatcar;
 mod hetzner;
+mod ionoscloud;
 mod kubevirt;
+mod metal3;
 mod metal_stack;
 mod nutanix;
 mod openstack;
 mod packet;
 mod proxmox;
+mod tinkerbell;
 mod vsphere;
 
 use crate::model::Platform;
@@ -93,6 +96,20 @@ pub(crate) fn kinds(provider: Provider) -> Kinds {
             Some("OpenStackClusterTemplate"),
             "OpenStackMachineTemplate",
         ),
+        Provider::Metal3 => (
+            "v1beta2",
+            "Metal3Cluster",
+            Some("Metal3ClusterTemplate"),
+            "Metal3MachineTemplate",
+        ),
+        // CAPT v0.7.0 ships no TinkerbellClusterTemplate.
+        Provider::Tinkerbell => ("v1beta1", "TinkerbellCluster", None, "TinkerbellMachineTemplate"),
+        Provider::Ionoscloud => (
+            "v1alpha1",
+            "IonosCloudCluster",
+            Some("IonosCloudClusterTemplate"),
+            "IonosCloudMachineTemplate",
+        ),
     };
     let api_version = api_version(version);
     Kinds {
@@ -140,7 +157,9 @@ pub(crate) enum EndpointField {
 /// provider writes it, or the provider has none).
 pub(crate) fn endpoint_field(provider: Provider) -> Option<EndpointField> {
     match provider {
-        Provider::Nutanix | Provider::MetalStack | Provider::Vsphere => Some(EndpointField::ControlPlaneEndpoint),
+        Provider::Nutanix | Provider::MetalStack | Provider::Vsphere | Provider::Metal3 | Provider::Tinkerbell => {
+            Some(EndpointField::ControlPlaneEndpoint)
+        }
         Provider::Openstack => Some(EndpointField::FixedIp),
         _ => None,
     }
@@ -167,6 +186,9 @@ pub(crate) fn cluster_parts(infra: &Infrastructure, ctx: &ClusterContext<'_>) ->
         Infrastructure::Aws(x) => aws::cluster(x),
         Infrastructure::Vsphere(x) => vsphere::cluster(x, ctx),
         Infrastructure::Openstack(x) => openstack::cluster(x, ctx),
+        Infrastructure::Metal3(x) => metal3::cluster(x, ctx),
+        Infrastructure::Tinkerbell(x) => tinkerbell::cluster(x, ctx),
+        Infrastructure::Ionoscloud(x) => ionoscloud::cluster(x),
     }
 }
 
@@ -213,8 +235,14 @@ pub(crate) struct Size {
 }
 
 /// The machine template's `spec.template.spec`. `proxmox` is the pool's merged Proxmox settings
-/// (the block's own when `None`).
-pub(crate) fn machine_spec(infra: &Infrastructure, size: &Size, proxmox: Option<&ProxmoxMachine>, os: NodeOs) -> Node {
+/// (the block's own when `None`); `tenant` is `None` in a ClusterClass.
+pub(crate) fn machine_spec(
+    infra: &Infrastructure,
+    size: &Size,
+    proxmox: Option<&ProxmoxMachine>,
+    os: NodeOs,
+    tenant: Option<&str>,
+) -> Node {
     match infra {
         Infrastructure::Proxmox(x) => proxmox::machine(proxmox.unwrap_or(&x.machine), size, os),
         Infrastructure::Hetzner(x) => hetzner::machine(x, size),
@@ -225,6 +253,9 @@ pub(crate) fn machine_spec(infra: &Infrastructure, size: &Size, proxmox: Option<
         Infrastructure::Aws(x) => aws::machine(x, size),
         Infrastructure::Vsphere(x) => vsphere::machine(x, size),
         Infrastructure::Openstack(x) => openstack::machine(x, size),
+        Infrastructure::Metal3(x) => metal3::machine(x, size, tenant),
+        Infrastructure::Tinkerbell(x) => tinkerbell::machine(x, size),
+        Infrastructure::Ionoscloud(x) => ionoscloud::machine(x, size),
     }
 }
 
@@ -249,6 +280,8 @@ pub(crate) struct NodeWiring {
     pub ignition_config: Option<&'static str>,
     /// Commands run before kubeadm.
     pub pre_kubeadm_commands: Vec<&'static str>,
+    /// Commands run after kubeadm joined the node.
+    pub post_kubeadm_commands: Vec<&'static str>,
     /// The user the tenant's SSH keys go to (`root` when `None`).
     pub user: Option<&'static str>,
 }
@@ -285,6 +318,9 @@ pub(crate) fn node(infra: &Infrastructure, os: NodeOs) -> NodeWiring {
         (Infrastructure::Aws(_), _) => aws::node(),
         (Infrastructure::Vsphere(_), _) => vsphere::node(),
         (Infrastructure::Openstack(_), _) => openstack::node(),
+        (Infrastructure::Metal3(_), _) => metal3::node(),
+        (Infrastructure::Tinkerbell(_), _) => tinkerbell::node(),
+        (Infrastructure::Ionoscloud(_), _) => ionoscloud::node(),
     }
 }
 
@@ -306,16 +342,22 @@ pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
         Infrastructure::Aws(_) => aws::control_plane(),
         Infrastructure::Vsphere(_) => vsphere::control_plane(),
         Infrastructure::Openstack(_) => openstack::control_plane(),
-        Infrastructure::Proxmox(_) | Infrastructure::Kubevirt(_) | Infrastructure::Packet(_) => {
-            ControlPlaneWiring::default()
-        }
+        Infrastructure::Proxmox(_)
+        | Infrastructure::Kubevirt(_)
+        | Infrastructure::Packet(_)
+        | Infrastructure::Metal3(_)
+        | Infrastructure::Tinkerbell(_)
+        | Infrastructure::Ionoscloud(_) => ControlPlaneWiring::default(),
     }
 }
+
+pub(crate) use metal3::data_template_ref_template as metal3_data_template_ref;
 
 /// Objects of the provider's own in the tenant's overlay (either mode).
 pub(crate) fn extra_objects(t: &Tenant) -> Vec<Object> {
     match &t.infrastructure {
         Infrastructure::MetalStack(x) => metal_stack::firewall(t, x),
+        Infrastructure::Metal3(_) => vec![metal3::data_template(t)],
         _ => Vec::new(),
     }
 }

@@ -146,7 +146,7 @@ fn class_objects(
         memory_mib: class.memory_mib,
         disk_gib: class.disk_gib,
     };
-    let machine_spec = map! {"template" => map! {"spec" => providers::machine_spec(&class.infrastructure, &size, None, crate::model::NodeOs::CloudInit)}};
+    let machine_spec = map! {"template" => map! {"spec" => providers::machine_spec(&class.infrastructure, &size, None, crate::model::NodeOs::CloudInit, None)}};
     let machine = template(
         ns,
         &format!("{}-worker", class.name),

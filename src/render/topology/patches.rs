@@ -352,8 +352,33 @@ fn provider_patch(class: &ClusterClass, sel: &Selectors) -> Option<Node> {
             map! {"nodeRegistration" => registration},
         ));
     }
+    if !node.post_kubeadm_commands.is_empty() {
+        node_ops.push(op(
+            "add",
+            "/spec/template/spec/postKubeadmCommands",
+            Node::from(node.post_kubeadm_commands.clone()),
+        ));
+    }
+    if !node.pre_kubeadm_commands.is_empty() {
+        node_ops.push(op(
+            "add",
+            "/spec/template/spec/preKubeadmCommands",
+            Node::from(node.pre_kubeadm_commands.clone()),
+        ));
+    }
     if !node_ops.is_empty() {
         definitions.push(definition(&sel.worker_bootstrap, node_ops));
+    }
+    if class.infrastructure.provider() == crate::model::Provider::Metal3 {
+        // Each tenant has its own Metal3DataTemplate, named after its cluster.
+        definitions.push(definition(
+            &sel.worker_machine,
+            vec![op_from(
+                "add",
+                "/spec/template/spec/dataTemplate",
+                ("template", providers::metal3_data_template_ref()),
+            )],
+        ));
     }
     let name = class.infrastructure.provider().as_str();
     (!definitions.is_empty()).then(|| {

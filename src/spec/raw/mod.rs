@@ -30,8 +30,8 @@ pub use platform::{
     VersionRange, Wave,
 };
 pub use providers::{
-    Aws, Hetzner, Infrastructure, Ipv4Config, Kubevirt, Machine, MetalStack, MetalStackFirewall, Nutanix, Openstack,
-    Packet, PrismCentral, Provider, Proxmox, ProxmoxPool, Vsphere,
+    Aws, Hetzner, Infrastructure, Ionoscloud, Ipv4Config, Kubevirt, Machine, Metal3, Metal3Image, MetalStack,
+    MetalStackFirewall, Nutanix, Openstack, Packet, PrismCentral, Provider, Proxmox, ProxmoxPool, Tinkerbell, Vsphere,
 };
 pub use tenant::{
     Access, Addons, AddressType, Autoscaling, CgroupDriver, Component, ControlPlane, DataStore, Dedicated, Endpoint,

@@ -30,6 +30,12 @@ pub struct Infrastructure {
     pub vsphere: Option<Vsphere>,
     /// Settings for `provider: openstack`.
     pub openstack: Option<Openstack>,
+    /// Settings for `provider: metal3`.
+    pub metal3: Option<Metal3>,
+    /// Settings for `provider: tinkerbell`.
+    pub tinkerbell: Option<Tinkerbell>,
+    /// Settings for `provider: ionoscloud`.
+    pub ionoscloud: Option<Ionoscloud>,
 }
 
 impl Infrastructure {
@@ -46,6 +52,9 @@ impl Infrastructure {
             (Provider::Aws, self.aws.is_some()),
             (Provider::Vsphere, self.vsphere.is_some()),
             (Provider::Openstack, self.openstack.is_some()),
+            (Provider::Metal3, self.metal3.is_some()),
+            (Provider::Tinkerbell, self.tinkerbell.is_some()),
+            (Provider::Ionoscloud, self.ionoscloud.is_some()),
         ];
         for (p, present) in written {
             if present {
@@ -79,11 +88,17 @@ pub enum Provider {
     Vsphere,
     /// OpenStack (kubernetes-sigs/cluster-api-provider-openstack, CAPO).
     Openstack,
+    /// Bare metal through Metal³ and Ironic (metal3-io/cluster-api-provider-metal3, CAPM3).
+    Metal3,
+    /// Bare metal through Tinkerbell (tinkerbell/cluster-api-provider-tinkerbell, CAPT).
+    Tinkerbell,
+    /// IONOS Cloud (ionos-cloud/cluster-api-provider-ionoscloud, CAPIC).
+    Ionoscloud,
 }
 
 impl Provider {
     /// Every provider, in the order the docs list them.
-    pub const ALL: [Provider; 9] = [
+    pub const ALL: [Provider; 12] = [
         Provider::Proxmox,
         Provider::Hetzner,
         Provider::Kubevirt,
@@ -93,6 +108,9 @@ impl Provider {
         Provider::Aws,
         Provider::Vsphere,
         Provider::Openstack,
+        Provider::Metal3,
+        Provider::Tinkerbell,
+        Provider::Ionoscloud,
     ];
 
     /// The name used in `kaas.yaml`, in the tenant file and by clusterctl.
@@ -107,6 +125,9 @@ impl Provider {
             Provider::Aws => "aws",
             Provider::Vsphere => "vsphere",
             Provider::Openstack => "openstack",
+            Provider::Metal3 => "metal3",
+            Provider::Tinkerbell => "tinkerbell",
+            Provider::Ionoscloud => "ionoscloud",
         }
     }
 
@@ -370,6 +391,75 @@ pub struct Openstack {
     /// Boot from a Cinder volume of `machine.diskGiB` of this volume type (default: the
     /// flavor's local disk).
     pub root_volume_type: Option<String>,
+}
+
+/// `spec.infrastructure.metal3`: bare-metal hosts (`BareMetalHost`s of the tenant's namespace)
+/// provisioned by Metal³ with a disk image.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metal3 {
+    /// The disk image written to the hosts.
+    pub image: Metal3Image,
+    /// Labels a `BareMetalHost` must carry to be chosen, e.g. `{pool: tenant-a}` (default: any
+    /// free host of the tenant's namespace).
+    #[serde(default)]
+    pub host_selector: std::collections::BTreeMap<String, String>,
+}
+
+/// `metal3.image`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metal3Image {
+    /// Where Ironic downloads the image, e.g. `http://172.22.0.1/images/ubuntu-2404-kube-v1.33.4.raw`.
+    pub url: String,
+    /// The image's checksum, or the URL of a checksum file.
+    pub checksum: String,
+    /// `sha256` (default), `sha512` or `md5`.
+    pub checksum_type: Option<String>,
+    /// `raw` (default), `qcow2`, `vdi`, `vmdk` or `live-iso`.
+    pub format: Option<String>,
+}
+
+/// `spec.infrastructure.tinkerbell`: bare-metal `Hardware` provisioned by Tinkerbell.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Tinkerbell {
+    /// Labels a `Hardware` must carry to be chosen, e.g. `{tenant: acme}`. Required: without it
+    /// CAPT takes any free `Hardware` of the whole management cluster.
+    pub hardware_selector: std::collections::BTreeMap<String, String>,
+    /// The registry of the OS images (default CAPT's `ghcr.io/tinkerbell/cluster-api-provider-tinkerbell`).
+    pub image_registry: Option<String>,
+    /// The OS distribution of the image (default `ubuntu`).
+    pub os_distro: Option<String>,
+    /// The OS version of the image, e.g. `24.04` (default CAPT's `20.04`).
+    pub os_version: Option<String>,
+    /// How the machines boot: `netboot`, `isoboot`, `iso` or `customboot` (default: CAPT's).
+    pub boot_mode: Option<String>,
+}
+
+/// `spec.infrastructure.ionoscloud`: IONOS Cloud servers.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Ionoscloud {
+    /// The Secret (in the tenant namespace) whose key `token` holds an IONOS Cloud API token
+    /// (optional keys `apiURL`, `caBundle`): CAPIC's `credentialsRef`.
+    pub credentials_secret: String,
+    /// The UUID of the data center the servers run in.
+    #[serde(rename = "datacenterID")]
+    pub datacenter_id: String,
+    /// The UUID of the boot image. Exclusive with `imageSelector`.
+    pub image: Option<String>,
+    /// Labels that select the boot image (CAPIC adds the machine's Kubernetes version), e.g.
+    /// `{os: ubuntu}`. Exclusive with `image`.
+    #[serde(default)]
+    pub image_selector: std::collections::BTreeMap<String, String>,
+    /// The server type: `VCPU` (default, as CAPIC's templates) or `ENTERPRISE` (dedicated cores).
+    #[serde(rename = "type")]
+    pub server_type: Option<String>,
+    /// The disk type: `HDD` (default), `SSD Standard` or `SSD Premium`.
+    pub disk_type: Option<String>,
+    /// The availability zone: `AUTO` (default), `ZONE_1` or `ZONE_2`.
+    pub availability_zone: Option<String>,
 }
 
 /// A machine's size: `workers[].machine` of a tenant, `machine` of a platform ClusterClass.

@@ -54,7 +54,16 @@ pub(crate) fn required_variables(p: Provider) -> &'static [&'static str] {
         // default credentials Secret (tenants name their own in `identityRef`).
         Provider::Vsphere => &["VSPHERE_USERNAME", "VSPHERE_PASSWORD"],
         // cluster-api-provider-openstack v0.14.7 config/: every variable has a default.
-        Provider::Proxmox | Provider::Hetzner | Provider::Kubevirt | Provider::Openstack => &[],
+        // cluster-api-provider-metal3 v1.13.2 and -tinkerbell v0.7.0 config/: every variable has a
+        // default (CAPT's `TINKERBELL_IP` is empty unless set: see docs/providers.md).
+        Provider::Proxmox
+        | Provider::Hetzner
+        | Provider::Kubevirt
+        | Provider::Openstack
+        | Provider::Metal3
+        | Provider::Tinkerbell
+        // cluster-api-provider-ionoscloud v0.6.3 config/: no variables.
+        | Provider::Ionoscloud => &[],
     }
 }
 

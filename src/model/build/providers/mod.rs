@@ -6,12 +6,15 @@
 mod aws;
 mod hetzner;
 mod installed;
+mod ionoscloud;
 mod kubevirt;
+mod metal3;
 mod metal_stack;
 mod nutanix;
 mod openstack;
 mod packet;
 mod proxmox;
+mod tinkerbell;
 mod vsphere;
 
 use std::collections::BTreeMap;
@@ -38,6 +41,9 @@ pub(crate) fn example_version(p: Provider) -> &'static str {
         Provider::Aws => "v2.11.1",
         Provider::Vsphere => "v1.16.1",
         Provider::Openstack => "v0.14.7",
+        Provider::Metal3 => "v1.13.2",
+        Provider::Tinkerbell => "v0.7.0",
+        Provider::Ionoscloud => "v0.6.3",
     }
 }
 
@@ -145,6 +151,24 @@ pub(crate) fn infrastructure(
             openstack::cluster,
             Infrastructure::Openstack
         ),
+        Provider::Metal3 => block!(
+            &infra.metal3,
+            "image: {url: ..., checksum: ...}",
+            metal3::cluster,
+            Infrastructure::Metal3
+        ),
+        Provider::Tinkerbell => block!(
+            &infra.tinkerbell,
+            "hardwareSelector: {...}",
+            tinkerbell::cluster,
+            Infrastructure::Tinkerbell
+        ),
+        Provider::Ionoscloud => block!(
+            &infra.ionoscloud,
+            "credentialsSecret: ..., datacenterID: ..., image: ...",
+            ionoscloud::cluster,
+            Infrastructure::Ionoscloud
+        ),
     }
 }
 
@@ -190,6 +214,12 @@ pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>)
             .with_hint("behind a Gateway or an Ingress the address is the entry point's, which kaas-gitops does not know: drop `firewall` from `infrastructure.metalStack`, or choose `exposure: service`"),
         );
     }
+    if matches!(t.infrastructure, Infrastructure::Metal3(_)) && t.vip.is_none() && t.exposure.hostname().is_none() {
+        errs.push(
+            src.error("spec.controlPlane.endpoint", "a Metal³ tenant needs a VIP known at render time")
+                .with_hint("Kamaji checks, but never sets, `Metal3Cluster.spec.controlPlaneEndpoint`, and CAPM3 refuses a Metal3Cluster without one: set `endpoint.host`, or keep the `LoadBalancer` service type and add a range to kaas.yaml `spec.loadBalancer.pools`"),
+        );
+    }
     if matches!(t.infrastructure, Infrastructure::MetalStack(_))
         && t.topology.is_none()
         && t.vip.is_none()
@@ -227,6 +257,30 @@ pub(crate) fn tenant_rules(src: &Source, t: &Tenant, errs: &mut Vec<Diagnostic>)
                 )
                 .with_hint("give the pool at least `cpus: 2`"),
             );
+        }
+    }
+    if matches!(t.infrastructure, Infrastructure::Ionoscloud(_)) {
+        // IonosCloudMachineTemplate `memoryMB`: at least 2048, a multiple of 1024; `disk.sizeGB`
+        // at least 10 (cluster-api-provider-ionoscloud v0.6.3 CRD).
+        for (i, pool) in t.pools.iter().enumerate() {
+            if pool.memory_mib < 2048 || pool.memory_mib % 1024 != 0 {
+                errs.push(
+                    src.error(
+                        &format!("spec.workers[{i}].machine.memoryMiB"),
+                        format!("{} MiB is not a size IONOS Cloud offers", pool.memory_mib),
+                    )
+                    .with_hint("a multiple of 1024, at least 2048"),
+                );
+            }
+            if pool.disk_gib < 10 {
+                errs.push(
+                    src.error(
+                        &format!("spec.workers[{i}].machine.diskGiB"),
+                        format!("{} GiB is below IONOS Cloud's 10 GiB disk", pool.disk_gib),
+                    )
+                    .with_hint("give the pool at least `diskGiB: 10`"),
+                );
+            }
         }
     }
     for (i, arg) in t.api_server.extra_args.iter().enumerate() {

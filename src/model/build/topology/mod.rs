@@ -19,7 +19,7 @@ use crate::spec::source::Source;
 pub const DEFAULT_NAMESPACE: &str = "kaas-classes";
 
 /// Providers that ship no infrastructure cluster template kind, so no ClusterClass can use them.
-const WITHOUT_CLUSTER_TEMPLATE: [Provider; 2] = [Provider::MetalStack, Provider::Packet];
+const WITHOUT_CLUSTER_TEMPLATE: [Provider; 3] = [Provider::MetalStack, Provider::Packet, Provider::Tinkerbell];
 
 /// Validates `spec.topology` of the platform.
 pub(crate) fn classes(

@@ -1,8 +1,8 @@
-//! vSphere (CAPV) and OpenStack (CAPO), from `tests/fixtures/providers/{vsphere,openstack}/`:
-//! what each provider's objects must say around a Kamaji control plane, read back as data; their
-//! cloud controller managers and CSI rendered by the real upstream charts with the values
-//! kaas-gitops writes; and their bad input refused at its line. (CRD validity and kustomize
-//! builds are in `providers.rs`, with every provider.)
+//! vSphere (CAPV), OpenStack (CAPO), Metal³ (CAPM3), Tinkerbell (CAPT) and IONOS Cloud (CAPIC), from
+//! `tests/fixtures/providers/<provider>/`: what each provider's objects must say around a Kamaji
+//! control plane, read back as data; their cloud controller managers and CSI rendered by the real
+//! upstream charts with the values kaas-gitops writes; and their bad input refused at its line.
+//! (CRD validity and kustomize builds are in `providers.rs`, with every provider.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -106,7 +106,7 @@ fn vsphere_carries_the_endpoint_kamaji_checks_and_nodes_wait_for_the_cpi() {
     let cluster = repo.object("overlays/tenants/vcenter/cluster-vcenter.yaml");
     assert_eq!(
         vc["spec"]["controlPlaneEndpoint"],
-        json!({"host": "10.0.4.20", "port": cluster["spec"]["clusterNetwork"]["apiServerPort"]})
+        json!({"host": "10.0.4.40", "port": cluster["spec"]["clusterNetwork"]["apiServerPort"]})
     );
     assert_eq!(
         vc["spec"]["identityRef"],
@@ -293,7 +293,7 @@ fn openstack_makes_no_endpoint_of_its_own_and_takes_kamajis() {
     // The fields Kamaji's provider patches (patchOpenStackCluster), with the same values.
     assert_eq!(
         (&spec["apiServerFixedIP"], &spec["apiServerPort"]),
-        (&json!("10.0.4.30"), &json!(6443))
+        (&json!("10.0.4.41"), &json!(6443))
     );
     assert_eq!(spec["controlPlaneEndpoint"], Value::Null);
     assert_eq!(
@@ -431,12 +431,12 @@ fn an_openstack_tenants_endpoint_never_moves() {
     git(home.path(), repo.path(), &["commit", "-q", "-m", "deployed"]);
     repo.replace(
         "tenants/nova.yaml",
-        "    endpoint: {host: 10.0.4.30, port: 6443}\n",
-        "    endpoint: {host: 10.0.4.31, port: 6443}\n    acknowledge: [endpointMove]\n",
+        "    endpoint: {host: 10.0.4.41, port: 6443}\n",
+        "    endpoint: {host: 10.0.4.42, port: 6443}\n    acknowledge: [endpointMove]\n",
     );
     let err = repo.assert_render_refused(
         "tenants/nova.yaml:",
-        "OpenStack tenant `nova` cannot move from the endpoint `10.0.4.30` to `10.0.4.31`: CAPO refuses a change of `apiServerFixedIP` once it is set",
+        "OpenStack tenant `nova` cannot move from the endpoint `10.0.4.41` to `10.0.4.42`: CAPO refuses a change of `apiServerFixedIP` once it is set",
     );
     assert!(err.contains("create a new tenant at the new endpoint"), "{err}");
 }
@@ -482,5 +482,217 @@ fn openstack_bad_input() {
         },
         "kaas.yaml:",
         "`openstack-ccm` has the `openstack-ccm` wiring, which is for `openstack` tenants",
+    );
+}
+
+// ---- Metal³ -------------------------------------------------------------------------------
+
+#[test]
+fn metal3_carries_the_vip_kamaji_checks_and_each_tenant_its_data_template() {
+    let repo = render("metal3");
+    let mc = repo.object("overlays/tenants/ironic/metal3cluster-ironic.yaml");
+    assert_eq!(mc["apiVersion"], "infrastructure.cluster.x-k8s.io/v1beta2");
+    // Kamaji only checks it (checkGenericCluster): it must be there, and be the VIP and port.
+    assert_eq!(
+        mc["spec"],
+        json!({"controlPlaneEndpoint": {"host": "10.0.4.50", "port": 6443}, "cloudProviderEnabled": false})
+    );
+    let mt = repo.object(&repo.file_starting("overlays/tenants/ironic", "metal3machinetemplate-ironic-md-0-"));
+    assert_eq!(
+        mt["spec"]["template"]["spec"],
+        json!({
+            "image": {
+                "url": "http://172.22.0.1/images/ubuntu-2404-kube-v1.33.4.raw",
+                "checksum": "http://172.22.0.1/images/ubuntu-2404-kube-v1.33.4.raw.sha256sum",
+                "checksumType": "sha256",
+                "diskFormat": "raw",
+            },
+            "hostSelector": {"matchLabels": {"tenant": "ironic"}},
+            "dataTemplate": {"name": "ironic"},
+        })
+    );
+    // The data template the machine template names, whose metadata gives the provider ID.
+    let dt = repo.object("overlays/tenants/ironic/metal3datatemplate-ironic.yaml");
+    assert_eq!(dt["spec"], json!({"clusterName": "ironic"}));
+    let kct = repo.object(&repo.file_starting("overlays/tenants/ironic", "kubeadmconfigtemplate-ironic-md-0-"));
+    assert_eq!(
+        kubelet_args(&kct),
+        vec![(
+            "provider-id".to_string(),
+            "metal3://{{ ds.meta_data.providerid }}".to_string()
+        )]
+    );
+    // No `status.capacity` on Metal³ templates: scale from zero reads the pool's stated size.
+    let md = repo.object("overlays/tenants/ironic/machinedeployment-ironic-burst.yaml");
+    let a = &md["metadata"]["annotations"];
+    assert_eq!(a["capacity.cluster-autoscaler.kubernetes.io/cpu"], "32");
+    assert_eq!(a["capacity.cluster-autoscaler.kubernetes.io/memory"], "131072Mi");
+    let ip = repo.object("overlays/platform/infrastructureprovider-metal3.yaml");
+    assert_eq!(ip["metadata"]["namespace"], "capm3-system");
+}
+
+#[test]
+fn metal3_bad_input() {
+    // Kamaji never writes the Metal3Cluster's endpoint and CAPM3 refuses one without it.
+    let err = render("metal3").assert_edit_refused(
+        "tenants/ironic.yaml",
+        |t| {
+            t.replace(
+                "    endpoint: {host: 10.0.4.50, port: 6443}\n",
+                "    service: {type: ClusterIP}\n",
+            )
+        },
+        "tenants/ironic.yaml:",
+        "a Metal³ tenant needs a VIP known at render time",
+    );
+    assert!(err.contains("Kamaji checks, but never sets"), "{err}");
+    let err = render("metal3").assert_edit_refused(
+        "tenants/ironic.yaml",
+        |t| t.replace("      machine: {cpus: 32, memoryMiB: 131072, diskGiB: 480}\n", ""),
+        "tenants/ironic.yaml:23:26",
+        "a pool that scales from zero needs `machine.cpus` and `machine.memoryMiB`",
+    );
+    assert!(err.contains("`metal3` machine templates report no capacity"), "{err}");
+    render("metal3").assert_edit_refused(
+        "tenants/ironic.yaml",
+        |t| {
+            t.replace(
+                "url: http://172.22.0.1/images/ubuntu-2404-kube-v1.33.4.raw\n",
+                "url: /images/ubuntu.raw\n",
+            )
+        },
+        "tenants/ironic.yaml:16:14",
+        "`/images/ubuntu.raw` is not an http(s) URL",
+    );
+}
+
+// ---- Tinkerbell ---------------------------------------------------------------------------
+
+#[test]
+fn tinkerbell_machines_take_only_the_tenants_hardware_and_capts_provider_id() {
+    let repo = render("tinkerbell");
+    let tc = repo.object("overlays/tenants/tink/tinkerbellcluster-tink.yaml");
+    assert_eq!(tc["apiVersion"], "infrastructure.cluster.x-k8s.io/v1beta1");
+    assert_eq!(
+        tc["spec"],
+        json!({
+            "controlPlaneEndpoint": {"host": "10.0.4.100", "port": 6443},
+            "imageLookupOSDistro": "ubuntu",
+            "imageLookupOSVersion": "24.04",
+        })
+    );
+    let mt = repo.object(&repo.file_starting("overlays/tenants/tink", "tinkerbellmachinetemplate-tink-md-0-"));
+    assert_eq!(
+        mt["spec"]["template"]["spec"],
+        json!({
+            "hardwareAffinity": {"required": [{"labelSelector": {"matchLabels": {"tenant": "tink"}}}]},
+            "bootOptions": {"bootMode": "netboot"},
+        })
+    );
+    // CAPT replaces the placeholder in the user data it hands the machine.
+    let kct = repo.object(&repo.file_starting("overlays/tenants/tink", "kubeadmconfigtemplate-tink-md-0-"));
+    assert_eq!(
+        kubelet_args(&kct),
+        vec![("provider-id".to_string(), "PROVIDER_ID".to_string())]
+    );
+    let ip = repo.object("overlays/platform/infrastructureprovider-tinkerbell.yaml");
+    assert_eq!(ip["metadata"]["namespace"], "capt-system");
+}
+
+#[test]
+fn tinkerbell_bad_input() {
+    let err = render("tinkerbell").assert_edit_refused(
+        "tenants/tink.yaml",
+        |t| t.replace("hardwareSelector: {tenant: tink}", "hardwareSelector: {}"),
+        "tenants/tink.yaml:12:25",
+        "no hardware selector: the tenant would take any free Hardware of the management cluster",
+    );
+    assert!(err.contains("hardwareSelector: {tenant: acme}"), "{err}");
+    render("tinkerbell").assert_edit_refused(
+        "tenants/tink.yaml",
+        |t| t.replace("bootMode: netboot", "bootMode: pxe"),
+        "tenants/tink.yaml:15:17",
+        "`pxe` is not a boot mode",
+    );
+    // CAPT ships no cluster template: no ClusterClass.
+    let err = render("tinkerbell").assert_edit_refused(
+        "kaas.yaml",
+        |t| {
+            t.replace(
+                "  dataStores: [default]\n",
+                "  dataStores: [default]\n  topology:\n    classes:\n      - name: tink\n        infrastructure:\n          provider: tinkerbell\n          tinkerbell: {hardwareSelector: {rack: r1}}\n",
+            )
+        },
+        "kaas.yaml:",
+        "`tinkerbell` cannot back a ClusterClass",
+    );
+    assert!(err.contains("ships no infrastructure cluster template kind"), "{err}");
+}
+
+// ---- IONOS Cloud --------------------------------------------------------------------------
+
+#[test]
+fn ionoscloud_names_only_the_credentials_and_nodes_write_their_provider_id() {
+    let repo = render("ionoscloud");
+    let ic = repo.object("overlays/tenants/ionos/ionoscloudcluster-ionos.yaml");
+    assert_eq!(ic["apiVersion"], "infrastructure.cluster.x-k8s.io/v1alpha1");
+    // Kamaji's provider writes the endpoint (patchGenericCluster); no load balancer is asked of
+    // CAPIC, which is then ready at once.
+    assert_eq!(ic["spec"], json!({"credentialsRef": {"name": "ionos-credentials"}}));
+    let mt = repo.object(&repo.file_starting("overlays/tenants/ionos", "ionoscloudmachinetemplate-ionos-md-0-"));
+    assert_eq!(
+        mt["spec"]["template"]["spec"],
+        json!({
+            "datacenterID": "3f2a8c1e-5b7d-4e9a-8c2f-1a6b0d4e7f93",
+            "type": "VCPU",
+            "numCores": 2,
+            "memoryMB": 4096,
+            "disk": {"sizeGB": 40, "diskType": "SSD Standard", "image": {"selector": {"matchLabels": {"os": "ubuntu"}}}},
+        })
+    );
+    // As CAPIC's templates: the node writes `ionos://<system UUID>` onto itself after joining.
+    let kct = repo.object(&repo.file_starting("overlays/tenants/ionos", "kubeadmconfigtemplate-ionos-md-0-"));
+    let post = kct["spec"]["template"]["spec"]["postKubeadmCommands"].to_string();
+    assert!(post.contains("ionos://'${system_uuid}'"), "{post}");
+    assert_eq!(kubelet_args(&kct), Vec::<(String, String)>::new());
+    let ip = repo.object("overlays/platform/infrastructureprovider-ionoscloud.yaml");
+    assert_eq!(ip["metadata"]["namespace"], "capic-system");
+}
+
+#[test]
+fn ionoscloud_bad_input() {
+    render("ionoscloud").assert_edit_refused(
+        "tenants/ionos.yaml",
+        |t| t.replace("memoryMiB: 4096", "memoryMiB: 3000"),
+        "tenants/ionos.yaml:19:37",
+        "3000 MiB is not a size IONOS Cloud offers",
+    );
+    render("ionoscloud").assert_edit_refused(
+        "tenants/ionos.yaml",
+        |t| {
+            t.replace(
+                "datacenterID: 3f2a8c1e-5b7d-4e9a-8c2f-1a6b0d4e7f93",
+                "datacenterID: fra-1",
+            )
+        },
+        "tenants/ionos.yaml:13:21",
+        "`fra-1` is not a UUID",
+    );
+    render("ionoscloud").assert_edit_refused(
+        "tenants/ionos.yaml",
+        |t| {
+            t.replace(
+                "      imageSelector: {os: ubuntu}\n",
+                "      imageSelector: {os: ubuntu}\n      image: 9b1c2d3e-4f50-4a6b-8c7d-0e1f2a3b4c5d\n",
+            )
+        },
+        "tenants/ionos.yaml:14:22",
+        "both `image` and `imageSelector`",
+    );
+    render("ionoscloud").assert_edit_refused(
+        "tenants/ionos.yaml",
+        |t| t.replace("diskType: SSD Standard", "diskType: NVMe"),
+        "tenants/ionos.yaml:15:17",
+        "`NVMe` is not a disk type",
     );
 }
