@@ -28,9 +28,10 @@ pub use crate::spec::raw::{
 };
 pub use addons::{AddonChart, AddonDefaults, AddonImage, TenantAddon};
 pub use providers::{
-    AwsCluster, HetznerCluster, Infrastructure, IonosImage, IonoscloudCluster, KubevirtCluster, LOCATION_ANNOTATION,
-    Metal3Cluster, MetalStackCluster, MetalStackFirewall, NutanixCluster, NutanixRef, OpenstackCluster, OpenstackRef,
-    PacketCluster, ProxmoxCluster, ProxmoxMachine, TinkerbellCluster, VsphereCluster, VsphereIdentity,
+    AwsCluster, AzureCluster, HetznerCluster, Infrastructure, IonosImage, IonoscloudCluster, KubevirtCluster,
+    LOCATION_ANNOTATION, Metal3Cluster, MetalStackCluster, MetalStackFirewall, NutanixCluster, NutanixRef,
+    OpenstackCluster, OpenstackRef, PacketCluster, ProxmoxCluster, ProxmoxMachine, TinkerbellCluster, VsphereCluster,
+    VsphereIdentity,
 };
 pub use topology::{ClassPatch, ClassPatchOp, ClassVariable, ClusterClass, PatchValue, TenantTopology, Topology};
 
@@ -418,6 +419,8 @@ impl Platform {
             Provider::Tinkerbell => "capt-system",
             // cluster-api-provider-ionoscloud v0.6.3 config/default/kustomization.yaml.
             Provider::Ionoscloud => "capic-system",
+            // cluster-api-provider-azure v1.26.0 config/capz/kustomization.yaml.
+            Provider::Azure => "capz-system",
         }
     }
 

@@ -29,6 +29,8 @@ pub enum Infrastructure {
     Tinkerbell(TinkerbellCluster),
     /// IONOS Cloud.
     Ionoscloud(IonoscloudCluster),
+    /// Microsoft Azure.
+    Azure(AzureCluster),
 }
 
 impl Infrastructure {
@@ -47,6 +49,7 @@ impl Infrastructure {
             Infrastructure::Metal3(_) => Provider::Metal3,
             Infrastructure::Tinkerbell(_) => Provider::Tinkerbell,
             Infrastructure::Ionoscloud(_) => Provider::Ionoscloud,
+            Infrastructure::Azure(_) => Provider::Azure,
         }
     }
 }
@@ -321,4 +324,23 @@ pub struct IonoscloudCluster {
     pub disk_type: Option<String>,
     /// Availability zone.
     pub availability_zone: Option<String>,
+}
+
+/// Azure settings.
+#[derive(Debug, Clone)]
+pub struct AzureCluster {
+    /// Region.
+    pub location: String,
+    /// The `AzureClusterIdentity`.
+    pub identity: String,
+    /// Its namespace, if not the tenant's.
+    pub identity_namespace: Option<String>,
+    /// Subscription.
+    pub subscription_id: Option<String>,
+    /// Resource group.
+    pub resource_group: Option<String>,
+    /// VM size.
+    pub vm_size: String,
+    /// The OpenSSH public key, as written.
+    pub ssh_public_key: String,
 }

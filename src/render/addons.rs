@@ -137,6 +137,10 @@ fn values(images: &Images, t: &Tenant, chart: &AddonChart, addon: &TenantAddon) 
         let block = match (img.format, &r.digest) {
             (DigestFormat::Tag, _) => serde_json::json!({"repository": r.repository, "tag": r.chart_tag()}),
             (DigestFormat::ImageTag, _) => serde_json::json!({"image": r.repository, "tag": r.chart_tag()}),
+            (DigestFormat::RepositoryNameTag, _) => {
+                let (path, name) = r.repository.rsplit_once('/').unwrap_or(("", r.repository.as_str()));
+                serde_json::json!({"imageRepository": path, "imageName": name, "imageTag": r.chart_tag()})
+            }
             (DigestFormat::Digest, Some(d)) => {
                 serde_json::json!({"repository": r.repository, "tag": r.tag, "digest": d, "useDigest": true})
             }
@@ -186,6 +190,7 @@ fn wiring(t: &Tenant, chart: &AddonChart) -> Option<Value> {
         AddonWiring::VsphereCpi => vsphere_cpi(t),
         AddonWiring::OpenstackCcm => Some(openstack_ccm(t)),
         AddonWiring::OpenstackCinderCsi => Some(openstack_cinder_csi(t)),
+        AddonWiring::AzureCcm => Some(azure_ccm(t)),
     }
 }
 
@@ -295,6 +300,29 @@ fn openstack_ccm(t: &Tenant) -> Value {
         "secret": {"enabled": true, "create": true, "name": OPENSTACK_CLOUD_CONFIG},
         "cluster": {"name": t.name},
         "nodeSelector": null,
+    })
+}
+
+/// The Azure cloud provider (kubernetes-sigs/cloud-provider-azure `cloud-provider-azure`, chart
+/// 1.35.3 at v1.36.5): `infra.clusterName` names the load balancers and routes it makes, and
+/// `clusterCIDR` is the tenant's pods (CAPZ's own add-on sets both,
+/// `templates/addons/cluster-api-helm/cloud-provider-azure.yaml`). Its controller manager is
+/// pinned to control-plane nodes by default, which a Kamaji tenant lacks: the selector is
+/// removed, and, since a list in values replaces the chart's, its tolerations are the chart's
+/// with the `uninitialized` taint every new node carries until the CCM itself has run.
+fn azure_ccm(t: &Tenant) -> Value {
+    serde_json::json!({
+        "infra": {"clusterName": t.name},
+        "cloudControllerManager": {
+            "clusterCIDR": t.pods.join(","),
+            "nodeSelector": null,
+            "tolerations": [
+                {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"},
+                {"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"},
+                {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"},
+                {"key": "node-role.kubernetes.io/etcd", "effect": "NoExecute"},
+            ],
+        },
     })
 }
 

@@ -44,7 +44,7 @@ pub fn pool_objects(t: &Tenant, pool: &Pool) -> Vec<Object> {
     let machine = providers::machine_spec(&t.infrastructure, &size, pool.proxmox.as_ref(), pool.os, Some(&t.name));
     let infra_spec = map! {"template" => map! {"spec" => machine}};
     let infra_name = template_name(t, pool, &infra_spec);
-    let bootstrap_spec = kubeadm_spec(t, pool);
+    let bootstrap_spec = kubeadm_spec(t, pool, &infra_name);
     let bootstrap_name = template_name(t, pool, &bootstrap_spec);
     let md_name = format!("{}-{}", t.name, pool.name);
     vec![
@@ -87,8 +87,13 @@ pub(crate) fn kubelet_labels(pool: &Pool) -> Option<String> {
     (!own.is_empty()).then(|| own.join(","))
 }
 
-fn kubeadm_spec(t: &Tenant, pool: &Pool) -> Node {
-    let wiring = providers::node(&t.infrastructure, pool.os);
+/// The pool's `KubeadmConfigTemplate.spec`; `machine_template` is its machine template's name,
+/// which a provider's per-template Secret is named after (so this template's name follows it).
+fn kubeadm_spec(t: &Tenant, pool: &Pool, machine_template: &str) -> Node {
+    let mut wiring = providers::node(&t.infrastructure, pool.os);
+    if let Some(f) = wiring.machine_secret_file {
+        wiring.files.push(f.file(machine_template));
+    }
     let mut args = wiring.kubelet_args();
     if let Some(labels) = kubelet_labels(pool) {
         args.push(map! {"name" => "node-labels", "value" => labels});

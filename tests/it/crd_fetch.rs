@@ -243,6 +243,10 @@ fn each_installed_provider_brings_the_crds_of_its_own_release() {
             "ionoscloud",
             "/ionos-cloud/cluster-api-provider-ionoscloud/releases/download/v0.6.3/infrastructure-components.yaml",
         ),
+        (
+            "azure",
+            "/kubernetes-sigs/cluster-api-provider-azure/releases/download/v1.26.0/infrastructure-components.yaml",
+        ),
     ] {
         let repo = Repo::fixture(&format!("providers/{fixture}"));
         let render = repo.run(&["render"]);

@@ -1,4 +1,5 @@
-//! vSphere (CAPV), OpenStack (CAPO), Metal³ (CAPM3), Tinkerbell (CAPT) and IONOS Cloud (CAPIC), from
+//! vSphere (CAPV), OpenStack (CAPO), Metal³ (CAPM3), Tinkerbell (CAPT), IONOS Cloud (CAPIC) and Azure
+//! (CAPZ), from
 //! `tests/fixtures/providers/<provider>/`: what each provider's objects must say around a Kamaji
 //! control plane, read back as data; their cloud controller managers and CSI rendered by the real
 //! upstream charts with the values kaas-gitops writes; and their bad input refused at its line.
@@ -694,5 +695,130 @@ fn ionoscloud_bad_input() {
         |t| t.replace("diskType: SSD Standard", "diskType: NVMe"),
         "tenants/ionos.yaml:15:17",
         "`NVMe` is not a disk type",
+    );
+}
+
+// ---- Azure --------------------------------------------------------------------------------
+
+#[test]
+fn azure_makes_no_api_server_of_its_own_and_each_pool_reads_its_templates_azure_json() {
+    let repo = render("azure");
+    let ac = repo.object("overlays/tenants/azvm/azurecluster-azvm.yaml");
+    assert_eq!(ac["apiVersion"], "infrastructure.cluster.x-k8s.io/v1beta1");
+    // The CRD defaults it to true: CAPZ would make an API server load balancer of its own.
+    assert_eq!(ac["spec"]["controlPlaneEnabled"], false);
+    // Kamaji's provider writes it (patchGenericCluster); once set CAPZ keeps it.
+    assert_eq!(ac["spec"]["controlPlaneEndpoint"], Value::Null);
+    assert_eq!(
+        ac["spec"]["identityRef"],
+        json!({"kind": "AzureClusterIdentity", "name": "platform-identity", "namespace": "capz-system"})
+    );
+    let mt_file = repo.file_starting("overlays/tenants/azvm", "azuremachinetemplate-azvm-md-0-");
+    let mt = repo.object(&mt_file);
+    let spec = &mt["spec"]["template"]["spec"];
+    assert_eq!(spec["osDisk"], json!({"osType": "Linux", "diskSizeGB": 64}));
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(spec["sshPublicKey"].as_str().unwrap())
+        .unwrap();
+    assert!(String::from_utf8(key).unwrap().starts_with("ssh-ed25519 AAAA"));
+    // CAPZ writes azure.json into `<AzureMachineTemplate>-azure-json`: the pool's bootstrap
+    // template names its own machine template's Secret.
+    let template = mt["metadata"]["name"].as_str().unwrap();
+    let kct = repo.object(&repo.file_starting("overlays/tenants/azvm", "kubeadmconfigtemplate-azvm-md-0-"));
+    assert_eq!(
+        kct["spec"]["template"]["spec"]["files"],
+        json!([{
+            "contentFrom": {"secret": {"name": format!("{template}-azure-json"), "key": "worker-node-azure.json"}},
+            "owner": "root:root",
+            "path": "/etc/kubernetes/azure.json",
+            "permissions": "0644",
+        }])
+    );
+    assert_eq!(
+        kubelet_args(&kct),
+        vec![("cloud-provider".to_string(), "external".to_string())]
+    );
+    let ip = repo.object("overlays/platform/infrastructureprovider-azure.yaml");
+    assert_eq!(ip["metadata"]["namespace"], "capz-system");
+}
+
+#[test]
+fn the_real_azure_cloud_provider_chart_runs_on_workers_for_the_tenant() {
+    let repo = render("azure");
+    let hr = repo.object("overlays/tenants/azvm/helmrelease-azvm-azure-ccm.yaml");
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = helm_template(
+        &chart("cloud-provider-azure", tmp.path()),
+        "azure-ccm",
+        "kube-system",
+        &hr["spec"]["values"],
+    );
+    let ccm = find(&docs, "Deployment", "cloud-controller-manager");
+    schedules_without_control_plane_nodes(ccm);
+    assert!(
+        pod(ccm)["tolerations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["key"] == "node.cloudprovider.kubernetes.io/uninitialized"),
+        "{ccm}"
+    );
+    let container = &pod(ccm)["containers"][0];
+    let args = container["args"].to_string();
+    assert!(args.contains("--cluster-name=azvm"), "{args}");
+    assert!(args.contains("--cluster-cidr=192.168.0.0/16"), "{args}");
+    // The pinned image (its digest once `pin` ran) under the chart's three keys.
+    assert_eq!(
+        container["image"],
+        "mcr.microsoft.com/oss/v2/kubernetes/azure-cloud-controller-manager:v1.35.3"
+    );
+    let cnm = find(&docs, "DaemonSet", "cloud-node-manager");
+    assert_eq!(
+        pod(cnm)["containers"][0]["image"],
+        "mcr.microsoft.com/oss/v2/kubernetes/azure-cloud-node-manager:v1.35.3"
+    );
+}
+
+#[test]
+fn azure_bad_input_and_no_class_and_no_endpoint_move() {
+    render("azure").assert_edit_refused(
+        "tenants/azvm.yaml",
+        |t| t.replace("sshPublicKey: ssh-ed25519 AAAA", "sshPublicKey: AAAA"),
+        "tenants/azvm.yaml:19:21",
+        "not an OpenSSH public key",
+    );
+    render("azure").assert_edit_refused(
+        "tenants/azvm.yaml",
+        |t| t.replace("identity: platform-identity", "identity: Platform_Identity"),
+        "tenants/azvm.yaml:15:17",
+        "`Platform_Identity` is not an AzureClusterIdentity name",
+    );
+    let err = render("azure").assert_edit_refused(
+        "kaas.yaml",
+        |t| {
+            t.replace(
+                "  dataStores: [default]\n",
+                "  dataStores: [default]\n  topology:\n    classes:\n      - name: az\n        infrastructure:\n          provider: azure\n          azure: {location: westeurope, identity: platform-identity, sshPublicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG2b3Y7qQ8nD3Yh1Jd1Wq0mJ0v1n5p0w0Yk8H3i5m7a6}\n",
+            )
+        },
+        "kaas.yaml:",
+        "`azure` cannot back a ClusterClass for Kamaji tenants",
+    );
+    assert!(err.contains("controlPlaneEnabled: false"), "{err}");
+    // Once Kamaji wrote the endpoint, CAPZ keeps it.
+    let home = tempfile::tempdir().unwrap();
+    let repo = render("azure");
+    git(home.path(), repo.path(), &["init", "-q", "-b", "main"]);
+    git(home.path(), repo.path(), &["add", "-A"]);
+    git(home.path(), repo.path(), &["commit", "-q", "-m", "deployed"]);
+    repo.replace(
+        "tenants/azvm.yaml",
+        "    endpoint: {host: 10.0.4.60, port: 6443}\n",
+        "    endpoint: {host: 10.0.4.61, port: 6443}\n    acknowledge: [endpointMove]\n",
+    );
+    repo.assert_render_refused(
+        "tenants/azvm.yaml:",
+        "Azure tenant `azvm` cannot move from the endpoint `10.0.4.60` to `10.0.4.61`: CAPZ refuses a change of the AzureCluster's `controlPlaneEndpoint` once it is set",
     );
 }

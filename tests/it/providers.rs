@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::common::{Repo, crds_dir, kustomize, kustomize_dirs, rendered};
 use crate::crd_schema::Crds;
 
-const PROVIDERS: [&str; 11] = [
+const PROVIDERS: [&str; 12] = [
     "hetzner",
     "kubevirt",
     "nutanix",
@@ -20,6 +20,7 @@ const PROVIDERS: [&str; 11] = [
     "metal3",
     "tinkerbell",
     "ionoscloud",
+    "azure",
 ];
 
 /// The fixture of `provider`, rendered.

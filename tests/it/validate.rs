@@ -741,13 +741,13 @@ fn a_cel_rule_reading_an_absent_field_fails_as_on_the_api_server() {
 fn every_provider_fixture_and_the_topology_validate_with_only_the_known_gaps() {
     let crds = crds_dir();
     // shared/crds lacks two ClusterTemplate CRDs (see its SOURCES.md); CAPH, CAPX, CAPP, CAPA,
-    // CAPO and CAPIC releases speak the older v1beta1 contract, which Cluster API v1.11+ still runs.
+    // CAPO, CAPIC and CAPZ releases speak the older v1beta1 contract, which Cluster API v1.11+ still runs.
     let v1beta1 = |name: &str, ns: &str, version: &str| {
         format!(
             "warning contract overlays/platform/infrastructureprovider-{name}.yaml:10 InfrastructureProvider {ns}/{name}: `{name}` {version} speaks Cluster API contract v1beta1, but kaas.yaml `spec.clusterApi.contract` is v1beta2"
         )
     };
-    let cases: [(&str, Vec<String>); 12] = [
+    let cases: [(&str, Vec<String>); 13] = [
         ("providers/aws", vec![v1beta1("aws", "capa-system", "v2.11.1")]),
         ("providers/hetzner", vec![v1beta1("hetzner", "caph-system", "v1.1.8")]),
         ("providers/kubevirt", vec![]),
@@ -759,6 +759,7 @@ fn every_provider_fixture_and_the_topology_validate_with_only_the_known_gaps() {
         ("providers/metal3", vec![]),
         ("providers/tinkerbell", vec![]),
         ("providers/ionoscloud", vec![v1beta1("ionoscloud", "capic-system", "v0.6.3")]),
+        ("providers/azure", vec![v1beta1("azure", "capz-system", "v1.26.0")]),
         (
             "topology",
             vec![

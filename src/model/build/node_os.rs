@@ -128,7 +128,7 @@ fn flatcar_image(infra: &raw::Infrastructure) -> Option<(&'static str, &str)> {
             "spec.infrastructure.metal3.image.url",
             infra.metal3.as_ref()?.image.url.as_str(),
         ),
-        Provider::Ionoscloud => return None,
+        Provider::Ionoscloud | Provider::Azure => return None,
         Provider::Tinkerbell => (
             "spec.infrastructure.tinkerbell.osDistro",
             infra.tinkerbell.as_ref()?.os_distro.as_deref()?,

@@ -170,8 +170,11 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
 /// (`spec.controlPlane.acknowledge: [endpointMove]`). A tenant whose new endpoint is not known
 /// at render time (a cloud load balancer's address) is not judged.
 fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
-    if t.provider() == crate::model::Provider::Openstack {
-        return openstack_endpoint_move(platform, t, src, d);
+    if matches!(
+        t.provider(),
+        crate::model::Provider::Openstack | crate::model::Provider::Azure
+    ) {
+        return fixed_endpoint_move(platform, t, src, d);
     }
     if t.endpoint_move_acknowledged {
         return None;
@@ -204,12 +207,14 @@ fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) ->
     )
 }
 
-/// An OpenStack tenant's endpoint cannot move, acknowledged or not: CAPO's webhook lets
+/// An OpenStack or Azure tenant's endpoint cannot move, acknowledged or not: CAPO's webhook lets
 /// `OpenStackCluster.spec.apiServerFixedIP` be set once and `controlPlaneEndpoint` never change
 /// once it has a host (cluster-api-provider-openstack v0.14.7
-/// `pkg/webhooks/openstackcluster_webhook.go`, `ValidateUpdate`), so Flux's apply of the new
-/// endpoint would fail for good.
-fn openstack_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
+/// `pkg/webhooks/openstackcluster_webhook.go`, `ValidateUpdate`), and CAPZ's keeps
+/// `AzureCluster.spec.controlPlaneEndpoint` once set (cluster-api-provider-azure v1.26.0
+/// `internal/webhooks/azurecluster_webhook.go`): Kamaji's patch of the new endpoint would fail
+/// for good.
+fn fixed_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
     let (before, now) = endpoint_change(platform, t, d)?;
     let field = if t.exposure.hostname().is_some() {
         "spec.controlPlane.exposure"
@@ -220,13 +225,19 @@ fn openstack_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &De
         src.error(
             field,
             format!(
-                "OpenStack tenant `{}` cannot move from the endpoint {} to {}: CAPO refuses a change of `apiServerFixedIP` once it is set",
+                "{} tenant `{}` cannot move from the endpoint {} to {}: {}",
+                if t.provider() == crate::model::Provider::Azure { "Azure" } else { "OpenStack" },
                 t.name,
                 shown(before),
-                shown(&now)
+                shown(&now),
+                if t.provider() == crate::model::Provider::Azure {
+                    "CAPZ refuses a change of the AzureCluster's `controlPlaneEndpoint` once it is set"
+                } else {
+                    "CAPO refuses a change of `apiServerFixedIP` once it is set"
+                }
             ),
         )
-        .with_hint("keep the endpoint; to move, create a new tenant at the new endpoint and move the workloads (the OpenStackCluster cannot be changed in place)"),
+        .with_hint("keep the endpoint; to move, create a new tenant at the new endpoint and move the workloads (the infrastructure cluster cannot be changed in place)"),
     )
 }
 

@@ -174,6 +174,10 @@ fn cloud_controller_manager(src: &Source, p: &Platform, t: &Tenant, out: &mut Ve
         // Here the CCM is the only source of the provider ID: machines never get their node.
         Provider::MetalStack => ("metal-ccm", "machines never get their node"),
         Provider::Vsphere => ("the vSphere cloud provider (CPI)", "machines never get their node"),
+        Provider::Azure => (
+            "the Azure cloud provider (cloud-provider-azure)",
+            "machines never get their node",
+        ),
         // CAPM3 sets the provider ID on the node itself, CAPT writes it into the kubelet's flags.
         // IONOS nodes write their own provider ID after joining.
         Provider::Proxmox

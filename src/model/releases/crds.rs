@@ -97,6 +97,7 @@ pub fn provider_repository(provider: Provider) -> &'static str {
         Provider::Metal3 => "metal3-io/cluster-api-provider-metal3",
         Provider::Tinkerbell => "tinkerbell/cluster-api-provider-tinkerbell",
         Provider::Ionoscloud => "ionos-cloud/cluster-api-provider-ionoscloud",
+        Provider::Azure => "kubernetes-sigs/cluster-api-provider-azure",
     }
 }
 

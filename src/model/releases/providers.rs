@@ -76,6 +76,8 @@ pub const RELEASES: &[Series] = &[
     series("InfrastructureProvider", "tinkerbell", 0, 7..=7, Contract::V1beta2, INFRA, "Tinkerbell", &["v1beta1"]),
     // ionos-cloud/cluster-api-provider-ionoscloud v0.6.3 `metadata.yaml` (API `v1alpha1`).
     series("InfrastructureProvider", "ionoscloud", 0, 1..=6, Contract::V1beta1, INFRA, "IonosCloud", &["v1alpha1"]),
+    // kubernetes-sigs/cluster-api-provider-azure v1.26.0 `metadata.yaml`: v1beta1 throughout.
+    series("InfrastructureProvider", "azure", 1, 0..=26, Contract::V1beta1, INFRA, "Azure", &["v1beta1"]),
 ];
 
 #[expect(clippy::too_many_arguments, reason = "a table row")]
@@ -290,7 +292,7 @@ mod tests {
             Release::Unknown
         ));
         assert!(matches!(
-            lookup("InfrastructureProvider", "azure", "v1.26.0"),
+            lookup("InfrastructureProvider", "gcp", "v1.11.0"),
             Release::Untracked
         ));
         assert_eq!(

@@ -4,6 +4,7 @@
 //! one dispatches on the model's `Infrastructure` and builds the objects around their specs.
 
 mod aws;
+mod azure;
 mod flatcar;
 mod hetzner;
 mod ionoscloud;
@@ -110,6 +111,12 @@ pub(crate) fn kinds(provider: Provider) -> Kinds {
             Some("IonosCloudClusterTemplate"),
             "IonosCloudMachineTemplate",
         ),
+        Provider::Azure => (
+            "v1beta1",
+            "AzureCluster",
+            Some("AzureClusterTemplate"),
+            "AzureMachineTemplate",
+        ),
     };
     let api_version = api_version(version);
     Kinds {
@@ -189,6 +196,7 @@ pub(crate) fn cluster_parts(infra: &Infrastructure, ctx: &ClusterContext<'_>) ->
         Infrastructure::Metal3(x) => metal3::cluster(x, ctx),
         Infrastructure::Tinkerbell(x) => tinkerbell::cluster(x, ctx),
         Infrastructure::Ionoscloud(x) => ionoscloud::cluster(x),
+        Infrastructure::Azure(x) => azure::cluster(x),
     }
 }
 
@@ -256,6 +264,7 @@ pub(crate) fn machine_spec(
         Infrastructure::Metal3(x) => metal3::machine(x, size, tenant),
         Infrastructure::Tinkerbell(x) => tinkerbell::machine(x, size),
         Infrastructure::Ionoscloud(x) => ionoscloud::machine(x, size),
+        Infrastructure::Azure(x) => azure::machine(x, size),
     }
 }
 
@@ -282,8 +291,33 @@ pub(crate) struct NodeWiring {
     pub pre_kubeadm_commands: Vec<&'static str>,
     /// Commands run after kubeadm joined the node.
     pub post_kubeadm_commands: Vec<&'static str>,
+    /// A file from a Secret the provider writes per machine template (named after it).
+    pub machine_secret_file: Option<MachineSecretFile>,
     /// The user the tenant's SSH keys go to (`root` when `None`).
     pub user: Option<&'static str>,
+}
+
+/// A node file whose content is a key of the Secret `<machine template><suffix>`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MachineSecretFile {
+    /// Appended to the machine template's name.
+    pub suffix: &'static str,
+    /// The Secret's key.
+    pub key: &'static str,
+    /// Where the file goes on the node.
+    pub path: &'static str,
+}
+
+impl MachineSecretFile {
+    /// The `files` entry for the pool whose machine template is `machine_template`.
+    pub(crate) fn file(&self, machine_template: &str) -> Node {
+        map! {
+            "contentFrom" => map! {"secret" => map! {"name" => format!("{machine_template}{}", self.suffix), "key" => self.key}},
+            "owner" => "root:root",
+            "path" => self.path,
+            "permissions" => "0644",
+        }
+    }
 }
 
 impl NodeWiring {
@@ -321,6 +355,7 @@ pub(crate) fn node(infra: &Infrastructure, os: NodeOs) -> NodeWiring {
         (Infrastructure::Metal3(_), _) => metal3::node(),
         (Infrastructure::Tinkerbell(_), _) => tinkerbell::node(),
         (Infrastructure::Ionoscloud(_), _) => ionoscloud::node(),
+        (Infrastructure::Azure(_), _) => azure::node(),
     }
 }
 
@@ -342,6 +377,7 @@ pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
         Infrastructure::Aws(_) => aws::control_plane(),
         Infrastructure::Vsphere(_) => vsphere::control_plane(),
         Infrastructure::Openstack(_) => openstack::control_plane(),
+        Infrastructure::Azure(_) => azure::control_plane(),
         Infrastructure::Proxmox(_)
         | Infrastructure::Kubevirt(_)
         | Infrastructure::Packet(_)

@@ -39,8 +39,9 @@ pub struct CatalogAddon {
     /// What kaas-gitops writes into the values from the tenant (see docs/addons.md):
     /// `cilium` (pod CIDR, API endpoint, kube-proxy replacement), `nutanix-ccm` (Prism
     /// Central endpoint and credentials Secret), `vsphere-cpi` (vCenter and credentials),
-    /// `openstack-ccm` (cloud config and cluster name) or `openstack-cinder-csi` (the cloud
-    /// config the CCM writes). Without it the chart gets `values` only.
+    /// `openstack-ccm` (cloud config and cluster name), `openstack-cinder-csi` (the cloud
+    /// config the CCM writes) or `azure-ccm` (cluster name and pod CIDRs). Without it the chart
+    /// gets `values` only.
     pub wiring: Option<AddonWiring>,
     /// Whether this CNI replaces kube-proxy: Kamaji's kube-proxy add-on is then turned off
     /// (default `false`).
@@ -66,8 +67,10 @@ pub struct AddonImage {
     /// The tag to pin, e.g. `v1.19.6`.
     pub tag: String,
     /// How the chart takes a digest: `digest` (separate `digest` and `useDigest: true` keys, as
-    /// Cilium's chart has), `tag` (default: `repository` and `tag: <tag>@sha256:...`) or
-    /// `image-tag` (the repository in `image`, as the vSphere CPI chart's `daemonset` block has).
+    /// Cilium's chart has), `tag` (default: `repository` and `tag: <tag>@sha256:...`),
+    /// `image-tag` (the repository in `image`, as the vSphere CPI chart's `daemonset` block has)
+    /// or `repository-name-tag` (`imageRepository`, `imageName`, `imageTag`, as the Azure cloud
+    /// provider's chart has).
     pub digest_format: Option<DigestFormat>,
 }
 
@@ -82,6 +85,10 @@ pub enum DigestFormat {
     /// `image: <repository>`, `tag: v1.2.3@sha256:...`.
     #[serde(rename = "image-tag")]
     ImageTag,
+    /// `imageRepository: <registry/path>`, `imageName: <last segment>`,
+    /// `imageTag: v1.2.3@sha256:...`.
+    #[serde(rename = "repository-name-tag")]
+    RepositoryNameTag,
 }
 
 /// The kind of an add-on, which decides its place in the install order.
@@ -114,6 +121,9 @@ pub enum AddonWiring {
     /// OpenStack Cinder CSI (chart `openstack-cinder-csi`): the cloud config the
     /// `openstack-ccm` add-on writes into the tenant.
     OpenstackCinderCsi,
+    /// The Azure cloud provider (kubernetes-sigs/cloud-provider-azure chart
+    /// `cloud-provider-azure`): the cluster's name and pod CIDRs, on workers.
+    AzureCcm,
 }
 
 impl AddonWiring {
@@ -125,6 +135,7 @@ impl AddonWiring {
             AddonWiring::VsphereCpi => "vsphere-cpi",
             AddonWiring::OpenstackCcm => "openstack-ccm",
             AddonWiring::OpenstackCinderCsi => "openstack-cinder-csi",
+            AddonWiring::AzureCcm => "azure-ccm",
         }
     }
 
@@ -132,7 +143,9 @@ impl AddonWiring {
     pub fn kind(self) -> AddonKind {
         match self {
             AddonWiring::Cilium => AddonKind::Cni,
-            AddonWiring::NutanixCcm | AddonWiring::VsphereCpi | AddonWiring::OpenstackCcm => AddonKind::Ccm,
+            AddonWiring::NutanixCcm | AddonWiring::VsphereCpi | AddonWiring::OpenstackCcm | AddonWiring::AzureCcm => {
+                AddonKind::Ccm
+            }
             AddonWiring::OpenstackCinderCsi => AddonKind::Other,
         }
     }
@@ -144,6 +157,7 @@ impl AddonWiring {
             AddonWiring::NutanixCcm => Some(super::Provider::Nutanix),
             AddonWiring::VsphereCpi => Some(super::Provider::Vsphere),
             AddonWiring::OpenstackCcm | AddonWiring::OpenstackCinderCsi => Some(super::Provider::Openstack),
+            AddonWiring::AzureCcm => Some(super::Provider::Azure),
         }
     }
 }

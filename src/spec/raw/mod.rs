@@ -30,7 +30,7 @@ pub use platform::{
     VersionRange, Wave,
 };
 pub use providers::{
-    Aws, Hetzner, Infrastructure, Ionoscloud, Ipv4Config, Kubevirt, Machine, Metal3, Metal3Image, MetalStack,
+    Aws, Azure, Hetzner, Infrastructure, Ionoscloud, Ipv4Config, Kubevirt, Machine, Metal3, Metal3Image, MetalStack,
     MetalStackFirewall, Nutanix, Openstack, Packet, PrismCentral, Provider, Proxmox, ProxmoxPool, Tinkerbell, Vsphere,
 };
 pub use tenant::{

@@ -36,6 +36,8 @@ pub struct Infrastructure {
     pub tinkerbell: Option<Tinkerbell>,
     /// Settings for `provider: ionoscloud`.
     pub ionoscloud: Option<Ionoscloud>,
+    /// Settings for `provider: azure`.
+    pub azure: Option<Azure>,
 }
 
 impl Infrastructure {
@@ -55,6 +57,7 @@ impl Infrastructure {
             (Provider::Metal3, self.metal3.is_some()),
             (Provider::Tinkerbell, self.tinkerbell.is_some()),
             (Provider::Ionoscloud, self.ionoscloud.is_some()),
+            (Provider::Azure, self.azure.is_some()),
         ];
         for (p, present) in written {
             if present {
@@ -94,11 +97,13 @@ pub enum Provider {
     Tinkerbell,
     /// IONOS Cloud (ionos-cloud/cluster-api-provider-ionoscloud, CAPIC).
     Ionoscloud,
+    /// Microsoft Azure virtual machines (kubernetes-sigs/cluster-api-provider-azure, CAPZ).
+    Azure,
 }
 
 impl Provider {
     /// Every provider, in the order the docs list them.
-    pub const ALL: [Provider; 12] = [
+    pub const ALL: [Provider; 13] = [
         Provider::Proxmox,
         Provider::Hetzner,
         Provider::Kubevirt,
@@ -111,6 +116,7 @@ impl Provider {
         Provider::Metal3,
         Provider::Tinkerbell,
         Provider::Ionoscloud,
+        Provider::Azure,
     ];
 
     /// The name used in `kaas.yaml`, in the tenant file and by clusterctl.
@@ -128,6 +134,7 @@ impl Provider {
             Provider::Metal3 => "metal3",
             Provider::Tinkerbell => "tinkerbell",
             Provider::Ionoscloud => "ionoscloud",
+            Provider::Azure => "azure",
         }
     }
 
@@ -460,6 +467,30 @@ pub struct Ionoscloud {
     pub disk_type: Option<String>,
     /// The availability zone: `AUTO` (default), `ZONE_1` or `ZONE_2`.
     pub availability_zone: Option<String>,
+}
+
+/// `spec.infrastructure.azure`: Azure virtual machines.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Azure {
+    /// The Azure region, e.g. `westeurope`.
+    pub location: String,
+    /// The `AzureClusterIdentity` CAPZ authenticates with (made by the platform; its
+    /// `allowedNamespaces` must admit the tenant's namespace).
+    pub identity: String,
+    /// The namespace of that identity (default: the tenant's).
+    pub identity_namespace: Option<String>,
+    /// The subscription ID (default: CAPZ's `AZURE_SUBSCRIPTION_ID`).
+    #[serde(rename = "subscriptionID")]
+    pub subscription_id: Option<String>,
+    /// The resource group CAPZ creates the network and VMs in (default: the tenant's name).
+    pub resource_group: Option<String>,
+    /// The VM size, e.g. `Standard_D4s_v5` (default `Standard_D2s_v3`): it decides vCPUs and
+    /// memory, as on Hetzner.
+    pub vm_size: Option<String>,
+    /// An OpenSSH public key put on every VM (CAPZ needs one: without it its webhook makes a
+    /// new random key on every apply, and refuses the changed template).
+    pub ssh_public_key: String,
 }
 
 /// A machine's size: `workers[].machine` of a tenant, `machine` of a platform ClusterClass.

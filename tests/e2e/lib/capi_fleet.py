@@ -2,7 +2,7 @@
 
 The mixed fleet of the main bed's scenario (lib/scenarios.py `mixed`: every provider fixture of
 tests/fixtures/providers/ and the topology fixture's tenants, whose ClusterClasses cover Proxmox,
-Hetzner, KubeVirt, Nutanix, AWS, vSphere, OpenStack, Metal³ and IONOS Cloud) is rendered; the platform's ClusterClasses and templates,
+Hetzner, KubeVirt, Nutanix, AWS, vSphere, OpenStack, Metal³ and IONOS Cloud; Azure tenants in explicit mode) is rendered; the platform's ClusterClasses and templates,
 then every tenant's Cluster API objects, are applied as kustomize-controller applies them
 (server-side apply) through the real defaulting and validating webhooks of the core and kubeadm
 bootstrap managers; a second apply must change no spec. The real ClusterClass controller must
@@ -37,6 +37,8 @@ PROVIDERS = {
     "OpenStack": "sigs.k8s.io/cluster-api-provider-openstack@v0.14.7",
     "Metal3": "github.com/metal3-io/cluster-api-provider-metal3@v1.13.2",
     "Tinkerbell": "github.com/tinkerbell/cluster-api-provider-tinkerbell@v0.7.0",
+    # kubernetes-sigs/cluster-api-provider-azure v1.26.0 config/crd/patches/capicontract_in_*.yaml
+    "Azure": {"cluster.x-k8s.io/v1beta1": "v1beta1"},
     # ionos-cloud/cluster-api-provider-ionoscloud v0.6.3 config/crd/kustomization.yaml commonLabels
     "IonosCloud": {"cluster.x-k8s.io/v1beta1": "v1alpha1"},
     # CAPV keeps its CRD kustomization in config/default/crd (it has no config/crd).

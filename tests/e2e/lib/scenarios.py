@@ -398,7 +398,7 @@ def generated(d, n):
 def mixed(d, n):
     """n tenants over every provider and topology mode, in one platform: the project's fixture
     platform of tests/fixtures/topology (ClusterClasses; proxmox, hetzner, kubevirt, nutanix, aws,
-    vsphere, openstack, metal3, ionoscloud) plus packet, metal-stack and tinkerbell; every fixture tenant of
+    vsphere, openstack, metal3, ionoscloud) plus packet, metal-stack, tinkerbell and azure; every fixture tenant of
     tests/fixtures/providers/*/ and tests/fixtures/topology/, topped up to n with bench/gen.py's Proxmox tenants."""
     import glob, shutil
     fx = os.path.join(MAIN, "tests", "fixtures")
@@ -408,7 +408,7 @@ def mixed(d, n):
     secrets = "providerConfigSecrets: {aws: capa-variables, nutanix: capx-variables, proxmox: capmox-variables, vsphere: capv-variables}"
     if providers not in platform or secrets not in platform:
         raise RuntimeError("tests/fixtures/topology/kaas.yaml changed: update the e2e's mixed fleet")
-    platform = platform.replace(providers, providers[:-1] + ", packet: v0.9.0, metal-stack: v0.8.0, tinkerbell: v0.7.0}")
+    platform = platform.replace(providers, providers[:-1] + ", packet: v0.9.0, metal-stack: v0.8.0, tinkerbell: v0.7.0, azure: v1.26.0}")
     platform = platform.replace(secrets, secrets[:-1] + ", packet: capp-variables, metal-stack: capms-variables}")
     platform = platform.replace('pools: ["10.0.4.100-10.0.4.199"]', 'pools: ["10.200.0.0/16"]')
     write(os.path.join(d, "kaas.yaml"), platform)

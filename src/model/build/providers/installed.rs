@@ -63,7 +63,9 @@ pub(crate) fn required_variables(p: Provider) -> &'static [&'static str] {
         | Provider::Metal3
         | Provider::Tinkerbell
         // cluster-api-provider-ionoscloud v0.6.3 config/: no variables.
-        | Provider::Ionoscloud => &[],
+        | Provider::Ionoscloud
+        // cluster-api-provider-azure v1.26.0 config/: every variable has a default.
+        | Provider::Azure => &[],
     }
 }
 

@@ -4,6 +4,7 @@
 //! service annotations) are in `tenant_rules`, run once VIPs are allocated.
 
 mod aws;
+mod azure;
 mod hetzner;
 mod installed;
 mod ionoscloud;
@@ -44,6 +45,7 @@ pub(crate) fn example_version(p: Provider) -> &'static str {
         Provider::Metal3 => "v1.13.2",
         Provider::Tinkerbell => "v0.7.0",
         Provider::Ionoscloud => "v0.6.3",
+        Provider::Azure => "v1.26.0",
     }
 }
 
@@ -168,6 +170,12 @@ pub(crate) fn infrastructure(
             "credentialsSecret: ..., datacenterID: ..., image: ...",
             ionoscloud::cluster,
             Infrastructure::Ionoscloud
+        ),
+        Provider::Azure => block!(
+            &infra.azure,
+            "location: ..., identity: ..., sshPublicKey: ...",
+            azure::cluster,
+            Infrastructure::Azure
         ),
     }
 }

@@ -49,6 +49,18 @@ pub(crate) fn classes(
             errs.push(src.error(&format!("{f}.name"), format!("a second class named `{}`", c.name)));
         }
         let provider = c.infrastructure.provider;
+        if provider == Provider::Azure {
+            // AzureClusterTemplate has no `controlPlaneEnabled` (cluster-api-provider-azure
+            // v1.26.0 CRD), which defaults to true: a class-built AzureCluster would make its
+            // own API server load balancer beside Kamaji's.
+            errs.push(
+                src.error(
+                    &format!("{f}.infrastructure.provider"),
+                    "`azure` cannot back a ClusterClass for Kamaji tenants",
+                )
+                .with_hint("CAPZ's AzureClusterTemplate cannot say `controlPlaneEnabled: false`, so a class-built AzureCluster would make an API server load balancer of its own; define Azure tenants with `spec.infrastructure` instead"),
+            );
+        }
         if WITHOUT_CLUSTER_TEMPLATE.contains(&provider) {
             errs.push(
                 src.error(
