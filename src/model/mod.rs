@@ -644,6 +644,8 @@ pub struct Pool {
     pub version: Option<KubeVersion>,
     /// What the pool's image boots with, which decides the bootstrap format.
     pub os: NodeOs,
+    /// The failure domain of its machines, if named.
+    pub failure_domain: Option<String>,
 }
 
 /// A pool's size.

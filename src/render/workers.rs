@@ -190,6 +190,7 @@ fn machine_deployment(
                         config_ref: contract_ref("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate", bootstrap_name),
                     },
                     infrastructure_ref: contract_ref(providers::GROUP, infra_kind, infra_name),
+                    failure_domain: pool.failure_domain.clone(),
                     // A node whose tenant API no longer answers (a pool removed while the
                     // control plane is down) would otherwise be drained for ever: the
                     // default 0 means no limit (cluster-api v1.14.0, MachineDeployment

@@ -97,6 +97,7 @@ fn cluster() -> Cluster {
                             annotations: Some(free()),
                         }),
                         replicas: Some(1),
+                        failure_domain: Some(s("zone-a")),
                         variables: Some(MachineDeploymentVariables {
                             overrides: vec![ClusterVariable {
                                 name: s("v"),
@@ -135,6 +136,7 @@ fn machine_deployment() -> MachineDeployment {
                         config_ref: contract_ref(),
                     },
                     infrastructure_ref: contract_ref(),
+                    failure_domain: Some(s("zone-a")),
                     deletion: deletion(),
                 },
             },

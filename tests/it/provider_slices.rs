@@ -138,6 +138,9 @@ fn vsphere_carries_the_endpoint_kamaji_checks_and_nodes_wait_for_the_cpi() {
     );
     let zmt = repo.object(&repo.file_starting("overlays/tenants/zoned", "vspheremachinetemplate-zoned-md-0-"));
     assert_eq!(zmt["spec"]["template"]["spec"]["cloneMode"], "linkedClone");
+    // CAPV places a machine by the VSphereDeploymentZone its Machine names.
+    let md = repo.object("overlays/tenants/zoned/machinedeployment-zoned-md-0.yaml");
+    assert_eq!(md["spec"]["template"]["spec"]["failureDomain"], "zone-a");
 
     // The CPI alone sets provider IDs: the kubelet sets none, registers under the guest's name.
     let kct = repo.object(&repo.file_starting("overlays/tenants/vcenter", "kubeadmconfigtemplate-vcenter-md-0-"));
@@ -264,6 +267,12 @@ fn vsphere_bad_input() {
         |t| t.replace("cloneMode: linkedClone", "cloneMode: instantClone"),
         "tenants/zoned.yaml:19:18",
         "`instantClone` is not a clone mode",
+    );
+    render("vsphere").assert_edit_refused(
+        "tenants/zoned.yaml",
+        |t| t.replace("failureDomain: zone-a", "failureDomain: zone a"),
+        "tenants/zoned.yaml:23:22",
+        "`zone a` is not a failure domain name",
     );
     render("vsphere").assert_edit_refused(
         "tenants/vcenter.yaml",

@@ -737,9 +737,19 @@ fn pools(
         };
         let version = pool_version(src, &f, w, cp, class.is_some(), platform, errs).or(held);
         let os = super::node_os::pool(src, &f, w, spec, platform, errs);
+        if let Some(fd) = &w.failure_domain
+            && (fd.is_empty() || fd.len() > 256 || fd.contains(char::is_whitespace))
+        {
+            // `failureDomain` of a MachineDeployment: 1-256 characters (cluster-api v1.14.0 CRD).
+            errs.push(
+                src.error(&format!("{f}.failureDomain"), format!("`{fd}` is not a failure domain name"))
+                    .with_hint("the name the provider gives it, e.g. a VSphereDeploymentZone or an availability zone: 1-256 characters, no blanks"),
+            );
+        }
         out.push(Pool {
             version,
             os,
+            failure_domain: w.failure_domain.clone(),
             name: w.name.clone(),
             size,
             cpus,

@@ -155,6 +155,9 @@ pub struct MachineDeploymentTopology {
     /// Per-pool values of the class's variables (`variables.overrides`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<MachineDeploymentVariables>,
+    /// `failureDomain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_domain: Option<String>,
     /// `deletion`.
     pub deletion: Deletion,
 }
@@ -274,6 +277,9 @@ pub struct MachineSpec {
     pub bootstrap: Bootstrap,
     /// The machine template.
     pub infrastructure_ref: ContractRef,
+    /// `failureDomain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_domain: Option<String>,
     /// `deletion`.
     pub deletion: Deletion,
 }

@@ -61,6 +61,7 @@ pub(crate) fn cluster(p: &Platform, t: &Tenant, topo: &TenantTopology) -> Object
                 metadata: (metadata.labels.is_some() || metadata.annotations.is_some()).then_some(metadata),
                 replicas,
                 variables: (!overrides.is_empty()).then_some(MachineDeploymentVariables { overrides }),
+                failure_domain: pool.failure_domain.clone(),
                 deletion: Deletion {
                     node_drain_timeout_seconds: crate::render::workers::NODE_DRAIN_TIMEOUT_SECONDS,
                 },

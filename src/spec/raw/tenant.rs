@@ -326,6 +326,10 @@ pub struct Worker {
     pub taints: Vec<Taint>,
     /// Per-pool override of the Proxmox block.
     pub proxmox: Option<ProxmoxPool>,
+    /// The failure domain the pool's machines are created in: a `VSphereDeploymentZone` on
+    /// vSphere, an availability zone on OpenStack or AWS, as the provider names them (the
+    /// `MachineDeployment`'s `failureDomain`).
+    pub failure_domain: Option<String>,
     /// The kubelet version of this pool's machines (default: `spec.kubernetes.version`): holds
     /// the pool back while the control plane moves ahead. Never newer than the control plane,
     /// at most three minors older. Not in topology mode.
