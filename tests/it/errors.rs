@@ -66,7 +66,9 @@ fn unknown_key_names_the_valid_ones() {
         "unknown field `replica`",
     );
     assert!(
-        err.contains("valid keys here: autoscaling, failureDomain, labels, machine, name, os, proxmox, replicas, taints"),
+        err.contains(
+            "valid keys here: autoscaling, failureDomain, labels, machine, name, os, proxmox, replicas, taints"
+        ),
         "{err}"
     );
 }

@@ -180,14 +180,9 @@ fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) ->
         return None;
     }
     let (before, now) = endpoint_change(platform, t, d)?;
-    let field = if t.exposure.hostname().is_some() {
-        "spec.controlPlane.exposure"
-    } else {
-        "spec.controlPlane.endpoint"
-    };
     Some(
         src.error(
-            field,
+            endpoint_field(t),
             format!(
                 "tenant `{}` would move from the endpoint {} to {}: its kubelets and every kubeconfig name the old one",
                 t.name,
@@ -216,14 +211,9 @@ fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) ->
 /// for good.
 fn fixed_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
     let (before, now) = endpoint_change(platform, t, d)?;
-    let field = if t.exposure.hostname().is_some() {
-        "spec.controlPlane.exposure"
-    } else {
-        "spec.controlPlane.endpoint"
-    };
     Some(
         src.error(
-            field,
+            endpoint_field(t),
             format!(
                 "{} tenant `{}` cannot move from the endpoint {} to {}: {}",
                 if t.provider() == crate::model::Provider::Azure { "Azure" } else { "OpenStack" },
@@ -239,6 +229,16 @@ fn fixed_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deploy
         )
         .with_hint("keep the endpoint; to move, create a new tenant at the new endpoint and move the workloads (the infrastructure cluster cannot be changed in place)"),
     )
+}
+
+/// The field that decides a tenant's endpoint: its exposure behind a Gateway or an Ingress, else
+/// its endpoint.
+fn endpoint_field(t: &Tenant) -> &'static str {
+    if t.exposure.hostname().is_some() {
+        "spec.controlPlane.exposure"
+    } else {
+        "spec.controlPlane.endpoint"
+    }
 }
 
 /// An acknowledged move still gets the steps that follow on the cluster, which git cannot carry:
