@@ -3,7 +3,7 @@
 //! and takes the provider ID it computes (`aws:///<zone>/<instance>`) from cloud-init's
 //! standard instance data.
 
-use super::{ClusterParts, ControlPlaneWiring, NodeWiring, Size};
+use super::{ClusterParts, NodeWiring, Size};
 use crate::map;
 use crate::model::AwsCluster;
 use crate::render::node::Node;
@@ -45,13 +45,5 @@ pub(super) fn node() -> NodeWiring {
         external_cloud: true,
         node_name: Some(NODE_NAME),
         ..NodeWiring::default()
-    }
-}
-
-/// The controller manager leaves cloud work to the CCM.
-pub(super) fn control_plane() -> ControlPlaneWiring {
-    ControlPlaneWiring {
-        service_annotations: Vec::new(),
-        external_cloud: true,
     }
 }

@@ -10,7 +10,7 @@
 
 use base64::Engine as _;
 
-use super::{ClusterParts, ControlPlaneWiring, MachineSecretFile, NodeWiring, Size};
+use super::{ClusterParts, MachineSecretFile, NodeWiring, Size};
 use crate::map;
 use crate::model::AzureCluster;
 use crate::render::node::Node;
@@ -57,13 +57,5 @@ pub(super) fn node() -> NodeWiring {
             path: "/etc/kubernetes/azure.json",
         }),
         ..NodeWiring::default()
-    }
-}
-
-/// The controller manager leaves cloud work to the CCM.
-pub(super) fn control_plane() -> ControlPlaneWiring {
-    ControlPlaneWiring {
-        service_annotations: Vec::new(),
-        external_cloud: true,
     }
 }

@@ -70,14 +70,4 @@ pub(super) fn data_template(t: &Tenant) -> Object {
 }
 
 /// The JSON patch value that names the tenant's data template in a class's machine template.
-pub(crate) fn data_template_ref_template() -> &'static str {
-    "name: \"{{ .builtin.cluster.name }}\"\n"
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_patch_names_the_cluster() {
-        assert!(super::data_template_ref_template().contains("builtin.cluster.name"));
-    }
-}
+pub(crate) const DATA_TEMPLATE_REF: &str = "name: \"{{ .builtin.cluster.name }}\"\n";

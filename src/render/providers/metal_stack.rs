@@ -7,7 +7,7 @@
 
 use std::net::IpAddr;
 
-use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
+use super::{ClusterContext, ClusterParts, NodeWiring, Size};
 use crate::model::{MetalStackCluster, Tenant};
 use crate::render::Object;
 use crate::render::node::Node;
@@ -43,14 +43,6 @@ pub(super) fn node() -> NodeWiring {
         external_cloud: true,
         ignition: true,
         ..NodeWiring::default()
-    }
-}
-
-/// The controller manager leaves cloud work to the CCM.
-pub(super) fn control_plane() -> ControlPlaneWiring {
-    ControlPlaneWiring {
-        service_annotations: Vec::new(),
-        external_cloud: true,
     }
 }
 

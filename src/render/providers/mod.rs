@@ -368,16 +368,26 @@ pub(crate) struct ControlPlaneWiring {
     pub external_cloud: bool,
 }
 
+impl ControlPlaneWiring {
+    /// The controller manager leaves cloud work to the provider's CCM, and the Service needs
+    /// nothing of its own.
+    const EXTERNAL_CLOUD: ControlPlaneWiring = ControlPlaneWiring {
+        service_annotations: Vec::new(),
+        external_cloud: true,
+    };
+}
+
 /// The provider's control plane wiring.
 pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
     match infra {
         Infrastructure::Hetzner(x) => hetzner::control_plane(x),
-        Infrastructure::Nutanix(_) => nutanix::control_plane(),
-        Infrastructure::MetalStack(_) => metal_stack::control_plane(),
-        Infrastructure::Aws(_) => aws::control_plane(),
-        Infrastructure::Vsphere(_) => vsphere::control_plane(),
-        Infrastructure::Openstack(_) => openstack::control_plane(),
-        Infrastructure::Azure(_) => azure::control_plane(),
+        // Their nodes wait for a cloud controller manager in the tenant.
+        Infrastructure::Nutanix(_)
+        | Infrastructure::MetalStack(_)
+        | Infrastructure::Aws(_)
+        | Infrastructure::Vsphere(_)
+        | Infrastructure::Openstack(_)
+        | Infrastructure::Azure(_) => ControlPlaneWiring::EXTERNAL_CLOUD,
         Infrastructure::Proxmox(_)
         | Infrastructure::Kubevirt(_)
         | Infrastructure::Packet(_)
@@ -387,7 +397,7 @@ pub(crate) fn control_plane(infra: &Infrastructure) -> ControlPlaneWiring {
     }
 }
 
-pub(crate) use metal3::data_template_ref_template as metal3_data_template_ref;
+pub(crate) use metal3::DATA_TEMPLATE_REF as METAL3_DATA_TEMPLATE_REF;
 
 /// Objects of the provider's own in the tenant's overlay (either mode).
 pub(crate) fn extra_objects(t: &Tenant) -> Vec<Object> {

@@ -4,7 +4,7 @@
 //! must run on workers, because Kamaji clusters have no control-plane nodes, and it is installed
 //! from the management cluster like every add-on (`render::addons`).
 
-use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
+use super::{ClusterContext, ClusterParts, NodeWiring, Size};
 use crate::model::{NutanixCluster, NutanixRef};
 use crate::render::node::Node;
 use crate::{map, seq};
@@ -57,13 +57,5 @@ pub(super) fn node() -> NodeWiring {
     NodeWiring {
         external_cloud: true,
         ..NodeWiring::default()
-    }
-}
-
-/// The controller manager leaves cloud work to the CCM.
-pub(super) fn control_plane() -> ControlPlaneWiring {
-    ControlPlaneWiring {
-        service_annotations: Vec::new(),
-        external_cloud: true,
     }
 }

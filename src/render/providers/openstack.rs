@@ -9,7 +9,7 @@
 //! `apiServerFixedIP` be set once (`pkg/webhooks/openstackcluster_webhook.go`), so a tenant's
 //! endpoint never moves (`model::transitions`).
 
-use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
+use super::{ClusterContext, ClusterParts, NodeWiring, Size};
 use crate::map;
 use crate::model::{OpenstackCluster, OpenstackRef};
 use crate::render::node::Node;
@@ -74,13 +74,5 @@ pub(super) fn node() -> NodeWiring {
         external_cloud: true,
         node_name: Some(NODE_NAME),
         ..NodeWiring::default()
-    }
-}
-
-/// The controller manager leaves cloud work to the CCM.
-pub(super) fn control_plane() -> ControlPlaneWiring {
-    ControlPlaneWiring {
-        service_annotations: Vec::new(),
-        external_cloud: true,
     }
 }

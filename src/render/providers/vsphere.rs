@@ -7,7 +7,7 @@
 //! (CPI) sets node provider IDs (`vsphere://<BIOS UUID>`), which Cluster API matches machines
 //! by: it runs on the tenant's workers as an add-on (`render::addons`, wiring `vsphere-cpi`).
 
-use super::{ClusterContext, ClusterParts, ControlPlaneWiring, NodeWiring, Size};
+use super::{ClusterContext, ClusterParts, NodeWiring, Size};
 use crate::model::{VsphereCluster, VsphereIdentity};
 use crate::render::node::Node;
 use crate::{map, seq};
@@ -70,13 +70,5 @@ pub(super) fn node() -> NodeWiring {
         node_name: Some(NODE_NAME),
         pre_kubeadm_commands: PRE_KUBEADM.to_vec(),
         ..NodeWiring::default()
-    }
-}
-
-/// The controller manager leaves cloud work to the CPI.
-pub(super) fn control_plane() -> ControlPlaneWiring {
-    ControlPlaneWiring {
-        service_annotations: Vec::new(),
-        external_cloud: true,
     }
 }

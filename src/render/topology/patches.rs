@@ -376,7 +376,7 @@ fn provider_patch(class: &ClusterClass, sel: &Selectors) -> Option<Node> {
             vec![op_from(
                 "add",
                 "/spec/template/spec/dataTemplate",
-                ("template", providers::metal3_data_template_ref()),
+                ("template", providers::METAL3_DATA_TEMPLATE_REF),
             )],
         ));
     }
