@@ -24,7 +24,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::model::{AddonChart, AddonKind, AddonWiring, DigestFormat, Infrastructure, Platform, Tenant, TenantAddon};
+use crate::model::{
+    AddonChart, AddonKind, AddonWiring, DigestFormat, Infrastructure, Platform, PoolSize, TaintEffect, Tenant,
+    TenantAddon,
+};
 use crate::render::Object;
 use crate::render::images::Images;
 use crate::render::node::Node;
@@ -191,6 +194,7 @@ fn wiring(t: &Tenant, chart: &AddonChart) -> Option<Value> {
         AddonWiring::OpenstackCcm => Some(openstack_ccm(t)),
         AddonWiring::OpenstackCinderCsi => Some(openstack_cinder_csi(t)),
         AddonWiring::AzureCcm => Some(azure_ccm(t)),
+        AddonWiring::AzureDiskCsi => Some(azure_disk_csi(t)),
     }
 }
 
@@ -335,6 +339,36 @@ fn openstack_cinder_csi(t: &Tenant) -> Value {
         "secret": {"enabled": true, "create": false, "name": OPENSTACK_CLOUD_CONFIG, "hostMount": false},
         "clusterID": t.name,
     })
+}
+
+/// The Azure Disk CSI driver (kubernetes-sigs/azuredisk-csi-driver `azuredisk-csi-driver`, chart
+/// 1.34.5). Its cloud config is the node's `/etc/kubernetes/azure.json`, which the chart mounts by
+/// default (`templates/csi-azuredisk-controller.yaml`, `csi-azuredisk-node.yaml`: hostPath
+/// `/etc/kubernetes/`) and the driver reads when the tenant has no `kube-system/azure-cloud-provider`
+/// Secret (`pkg/azureutils` `GetCloudProviderFromClient`); CAPZ writes that file on every worker
+/// from `<AzureMachineTemplate>-azure-json`, which each pool's bootstrap names. So nothing of the
+/// cloud is written here. What is: no Windows DaemonSet (kaas-gitops pools are Linux), and a
+/// controller that fits the workers: it runs with `hostNetwork` and fixed ports, so two replicas
+/// need two schedulable nodes, and a second replica Pending forever keeps helm's wait (and the
+/// HelmRelease) from ever finishing on a one-worker tenant.
+fn azure_disk_csi(t: &Tenant) -> Value {
+    serde_json::json!({
+        "windows": {"enabled": false},
+        "controller": {"replicas": schedulable_workers(t).clamp(1, 2)},
+    })
+}
+
+/// The workers the tenant always has that take pods without tolerations: fixed pools and
+/// autoscaled pools' minimum, leaving out pools with a `NoSchedule` or `NoExecute` taint.
+fn schedulable_workers(t: &Tenant) -> u32 {
+    t.pools
+        .iter()
+        .filter(|p| p.taints.iter().all(|(_, _, e)| *e == TaintEffect::PreferNoSchedule))
+        .map(|p| match p.size {
+            PoolSize::Fixed(n) => n,
+            PoolSize::Autoscaled { min, .. } => min,
+        })
+        .sum()
 }
 
 /// What an add-on reads from the management cluster at each reconcile: for the Nutanix CCM, the

@@ -790,6 +790,75 @@ fn the_real_azure_cloud_provider_chart_runs_on_workers_for_the_tenant() {
 }
 
 #[test]
+fn the_real_azure_disk_csi_chart_runs_on_linux_workers_from_the_nodes_azure_json() {
+    let repo = render("azure");
+    // The digest `pin` would record for the driver's image.
+    let digest = format!("sha256:{}", "cd".repeat(32));
+    let lock = repo.read("kaas.lock").replace(
+        "images: []",
+        &format!("images:\n- image: mcr.microsoft.com/oss/v2/kubernetes-csi/azuredisk-csi\n  tag: v1.34.5\n  digest: {digest}"),
+    );
+    repo.write("kaas.lock", &lock);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let hr = repo.object("overlays/tenants/azvm/helmrelease-azvm-azure-disk-csi.yaml");
+    // After the CCM, which gives the nodes the provider IDs the driver attaches disks by.
+    let after: Vec<&Value> = hr["spec"]["dependsOn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["name"])
+        .collect();
+    assert!(after.contains(&&json!("azvm-azure-ccm")), "{after:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = helm_template(
+        &chart("azuredisk-csi-driver", tmp.path()),
+        "azure-disk-csi",
+        "kube-system",
+        &hr["spec"]["values"],
+    );
+    let controller = find(&docs, "Deployment", "csi-azuredisk-controller");
+    schedules_without_control_plane_nodes(controller);
+    // Two workers hold the two hostNetwork replicas.
+    assert_eq!(controller["spec"]["replicas"], 2);
+    let driver = pod(controller)["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "azuredisk")
+        .unwrap();
+    assert_eq!(
+        driver["image"],
+        format!("mcr.microsoft.com/oss/v2/kubernetes-csi/azuredisk-csi:v1.34.5@{digest}")
+    );
+    // The cloud config: no Secret is written, so the driver reads the node's azure.json (CAPZ's).
+    let mounted = |w: &Value| {
+        pod(w)["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["hostPath"]["path"] == "/etc/kubernetes/")
+    };
+    assert!(mounted(controller), "{controller}");
+    assert!(
+        !docs.iter().any(|d| d["kind"] == "Secret"),
+        "a Secret in the chart's output"
+    );
+    let node = find(&docs, "DaemonSet", "csi-azuredisk-node");
+    assert!(mounted(node), "{node}");
+    assert!(
+        !docs.iter().any(|d| d["metadata"]["name"] == "csi-azuredisk-node-win"),
+        "a Windows DaemonSet on a Linux-only tenant"
+    );
+    // A tenant with one worker gets one controller: a second one could never schedule.
+    repo.replace("tenants/azvm.yaml", "replicas: 2", "replicas: 1");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let hr = repo.object("overlays/tenants/azvm/helmrelease-azvm-azure-disk-csi.yaml");
+    assert_eq!(hr["spec"]["values"]["controller"]["replicas"], 1);
+}
+
+#[test]
 fn azure_bad_input_and_no_class_and_no_endpoint_move() {
     render("azure").assert_edit_refused(
         "tenants/azvm.yaml",

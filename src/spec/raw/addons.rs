@@ -40,8 +40,9 @@ pub struct CatalogAddon {
     /// `cilium` (pod CIDR, API endpoint, kube-proxy replacement), `nutanix-ccm` (Prism
     /// Central endpoint and credentials Secret), `vsphere-cpi` (vCenter and credentials),
     /// `openstack-ccm` (cloud config and cluster name), `openstack-cinder-csi` (the cloud
-    /// config the CCM writes) or `azure-ccm` (cluster name and pod CIDRs). Without it the chart
-    /// gets `values` only.
+    /// config the CCM writes), `azure-ccm` (cluster name and pod CIDRs) or `azure-disk-csi`
+    /// (Linux nodes only, controller replicas the workers can hold). Without it the chart gets
+    /// `values` only.
     pub wiring: Option<AddonWiring>,
     /// Whether this CNI replaces kube-proxy: Kamaji's kube-proxy add-on is then turned off
     /// (default `false`).
@@ -124,6 +125,10 @@ pub enum AddonWiring {
     /// The Azure cloud provider (kubernetes-sigs/cloud-provider-azure chart
     /// `cloud-provider-azure`): the cluster's name and pod CIDRs, on workers.
     AzureCcm,
+    /// The Azure Disk CSI driver (kubernetes-sigs/azuredisk-csi-driver chart
+    /// `azuredisk-csi-driver`): Linux nodes only, as many controller replicas as the workers
+    /// can hold; the cloud config is the `azure.json` CAPZ writes on every node.
+    AzureDiskCsi,
 }
 
 impl AddonWiring {
@@ -136,6 +141,7 @@ impl AddonWiring {
             AddonWiring::OpenstackCcm => "openstack-ccm",
             AddonWiring::OpenstackCinderCsi => "openstack-cinder-csi",
             AddonWiring::AzureCcm => "azure-ccm",
+            AddonWiring::AzureDiskCsi => "azure-disk-csi",
         }
     }
 
@@ -146,7 +152,7 @@ impl AddonWiring {
             AddonWiring::NutanixCcm | AddonWiring::VsphereCpi | AddonWiring::OpenstackCcm | AddonWiring::AzureCcm => {
                 AddonKind::Ccm
             }
-            AddonWiring::OpenstackCinderCsi => AddonKind::Other,
+            AddonWiring::OpenstackCinderCsi | AddonWiring::AzureDiskCsi => AddonKind::Other,
         }
     }
 
@@ -157,7 +163,7 @@ impl AddonWiring {
             AddonWiring::NutanixCcm => Some(super::Provider::Nutanix),
             AddonWiring::VsphereCpi => Some(super::Provider::Vsphere),
             AddonWiring::OpenstackCcm | AddonWiring::OpenstackCinderCsi => Some(super::Provider::Openstack),
-            AddonWiring::AzureCcm => Some(super::Provider::Azure),
+            AddonWiring::AzureCcm | AddonWiring::AzureDiskCsi => Some(super::Provider::Azure),
         }
     }
 }
