@@ -160,16 +160,23 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
         .iter()
         .filter(|(path, _, bytes)| cache.parsed.get(path).is_none_or(|(b, _)| b != bytes))
         .collect();
-    let fresh: Vec<(String, Vec<u8>, Parsed)> = stale
-        .par_iter()
-        .map(|(path, _, bytes)| {
-            (
-                path.clone(),
-                bytes.clone(),
-                load::parse::<TenantFile>(path, bytes).map(Arc::new),
-            )
-        })
-        .collect();
+    // kaas.lock (a line or more per tenant) is parsed beside them, not after: it was a tenth of
+    // a no-op render at 1,000 tenants, all of it on one core (BENCHMARKS.md).
+    let (fresh, lock) = rayon::join(
+        || -> Vec<(String, Vec<u8>, Parsed)> {
+            stale
+                .par_iter()
+                .map(|(path, _, bytes)| {
+                    (
+                        path.clone(),
+                        bytes.clone(),
+                        load::parse::<TenantFile>(path, bytes).map(Arc::new),
+                    )
+                })
+                .collect()
+        },
+        || inputs.lock.as_deref().map(Lock::parse),
+    );
     for (path, bytes, parsed) in fresh {
         cache.parsed.insert(path, (bytes, parsed));
     }
@@ -181,9 +188,9 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             Err(e) => errs.extend(e.iter().cloned()),
         }
     }
-    let lock = match &inputs.lock {
+    let lock = match lock {
         None => Lock::default(),
-        Some(bytes) => Lock::parse(bytes).unwrap_or_else(|e| {
+        Some(parsed) => parsed.unwrap_or_else(|e| {
             errs.extend(e);
             Lock::default()
         }),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::diagnostics::Diagnostic;
 use crate::spec::raw::TenantFile;
 use crate::spec::source::{Pos, Source};
+use crate::spec::tree;
 
 /// The largest spec file accepted.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
@@ -51,7 +52,7 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(path: &str, bytes: &[u8]) -> Resu
             ]);
         }
     };
-    let (source, index_problems) = Source::index(path, text);
+    let (source, index_problems, tree) = Source::index_with_tree(path, text);
     // Tabs make the parser fail at the same spot; report them once, in our words.
     let scan = pre_scan(&source);
     if !scan.is_empty() {
@@ -76,6 +77,11 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(path: &str, bytes: &[u8]) -> Resu
         );
         errors.sort_by_key(|d| line(d));
         return Err(errors);
+    }
+    // The tree from the index's parse types a clean file without a second YAML pass; where it
+    // is not sure (or the file is wrong), serde-saphyr parses and words the errors.
+    if let Some(value) = tree.and_then(|t| tree::from_node::<T>(&t).ok()) {
+        return Ok(Loaded { value, source });
     }
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,

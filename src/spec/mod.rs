@@ -8,3 +8,4 @@ pub mod load;
 pub mod raw;
 pub mod shape;
 pub mod source;
+pub mod tree;

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
 
 use crate::diagnostics::{Diagnostic, Location};
+use crate::spec::tree::{Builder, Node};
 
 /// Nesting deeper than this is refused before serde sees it (no tenant file needs more).
 const MAX_DEPTH: usize = 32;
@@ -79,10 +80,17 @@ struct Index {
 impl Source {
     /// Indexes `text`, returning the problems a strict loader refuses.
     pub fn index(path: &str, text: String) -> (Source, Vec<Diagnostic>) {
-        let source = Source::unindexed(path, text);
-        let (index, problems) = Indexer::run(&source);
-        let _ = source.index.set(index);
+        let (source, problems, _) = Source::index_with_tree(path, text);
         (source, problems)
+    }
+
+    /// [`Source::index`], and the file as a tree from the same parse when the tree can stand
+    /// for it ([`tree`]): what `load::parse` types without a second YAML pass.
+    pub fn index_with_tree(path: &str, text: String) -> (Source, Vec<Diagnostic>, Option<Node>) {
+        let source = Source::unindexed(path, text);
+        let (index, problems, tree) = Indexer::run(&source, Some(Builder::default()));
+        let _ = source.index.set(index);
+        (source, problems, tree)
     }
 
     /// A source whose index is built only if a diagnostic or a scalar lookup needs it: for text
@@ -96,7 +104,7 @@ impl Source {
     }
 
     fn idx(&self) -> &Index {
-        self.index.get_or_init(|| Indexer::run(self).0)
+        self.index.get_or_init(|| Indexer::run(self, None).0)
     }
 
     /// A location in this file. A long line is cut to a window around the column, so a hostile
@@ -221,7 +229,9 @@ struct Indexer<'a> {
 }
 
 impl Indexer<'_> {
-    fn run(source: &Source) -> (Index, Vec<Diagnostic>) {
+    /// The index and the problems of `source`, and its tree when `tree` is given and the file
+    /// is one the tree can stand for.
+    fn run(source: &Source, mut tree: Option<Builder>) -> (Index, Vec<Diagnostic>, Option<Node>) {
         let text = &source.text;
         let mut indexer = Indexer {
             source,
@@ -291,8 +301,22 @@ impl Indexer<'_> {
                     "YAML anchors (`&name`) are not allowed",
                     "write each value out in full; anchors and aliases are refused",
                 ),
-                Event::Scalar(value, style, _, _) => indexer.scalar(value.into_owned(), style, &span),
-                Event::MappingStart(..) => {
+                Event::Scalar(value, style, _, tag) => {
+                    if let Some(b) = tree.as_mut() {
+                        if tag.is_some() {
+                            b.give_up();
+                        }
+                        b.scalar(&value, style == ScalarStyle::Plain);
+                    }
+                    indexer.scalar(value.into_owned(), style, &span)
+                }
+                Event::MappingStart(_, _, tag) => {
+                    if let Some(b) = tree.as_mut() {
+                        if tag.is_some() {
+                            b.give_up();
+                        }
+                        b.open(true);
+                    }
                     let path = indexer.enter(&span);
                     indexer.stack.push(Frame::Map {
                         path,
@@ -301,12 +325,21 @@ impl Indexer<'_> {
                     });
                     indexer.depth(&span);
                 }
-                Event::SequenceStart(..) => {
+                Event::SequenceStart(_, _, tag) => {
+                    if let Some(b) = tree.as_mut() {
+                        if tag.is_some() {
+                            b.give_up();
+                        }
+                        b.open(false);
+                    }
                     let path = indexer.enter(&span);
                     indexer.stack.push(Frame::Seq { path, next: 0 });
                     indexer.depth(&span);
                 }
                 Event::MappingEnd | Event::SequenceEnd => {
+                    if let Some(b) = tree.as_mut() {
+                        b.close();
+                    }
                     indexer.stack.pop();
                 }
                 _ => {}
@@ -315,7 +348,9 @@ impl Indexer<'_> {
                 break;
             }
         }
-        (indexer.index, indexer.problems)
+        // A file with problems is typed by serde-saphyr, which words its shape errors.
+        let tree = tree.filter(|_| indexer.problems.is_empty()).and_then(Builder::finish);
+        (indexer.index, indexer.problems, tree)
     }
 
     fn problem(&mut self, span: &Span, message: &str, hint: &str) {
@@ -336,7 +371,17 @@ impl Indexer<'_> {
 
     /// A node starts in the current position: returns its path and records its span.
     fn enter(&mut self, span: &Span) -> String {
-        let path = match self.stack.last_mut() {
+        let path = self.next_path();
+        self.index
+            .values
+            .entry(path.clone())
+            .or_insert((Pos::from_span(span), None));
+        path
+    }
+
+    /// The path of the node that starts in the current position (a sequence counts it).
+    fn next_path(&mut self) -> String {
+        match self.stack.last_mut() {
             None => String::new(),
             Some(Frame::Seq { path, next }) => {
                 let p = format!("{path}[{next}]");
@@ -347,12 +392,7 @@ impl Indexer<'_> {
                 Some(k) => child_path(path, &k),
                 None => path.clone(),
             },
-        };
-        self.index
-            .values
-            .entry(path.clone())
-            .or_insert((Pos::from_span(span), None));
-        path
+        }
     }
 
     fn scalar(&mut self, value: String, style: ScalarStyle, span: &Span) {
@@ -382,7 +422,8 @@ impl Indexer<'_> {
             Some(Frame::Map { key: Some(k), .. }) => looks_like_secret(k).then(|| k.clone()),
             _ => None,
         };
-        let path = self.enter(span);
+        // A scalar's entry is written once, below, with its text.
+        let path = self.next_path();
         let plain = style == ScalarStyle::Plain;
         if let Some(k) = secret_key
             && !value.is_empty()
@@ -420,12 +461,14 @@ impl Indexer<'_> {
 
 /// Keys whose value is a secret itself (not the name of a Secret holding one).
 fn looks_like_secret(key: &str) -> bool {
-    let k: String = key
+    // Only the last `/` or `.` segment counts (`vault.example.com/token`); it is normalised
+    // alone, since every key of every file passes here.
+    let last = key.rsplit(['/', '.']).next().unwrap_or(key);
+    let k: String = last
         .chars()
         .filter(|c| *c != '-' && *c != '_')
         .flat_map(char::to_lowercase)
         .collect();
-    let k = k.rsplit(['/', '.']).next().unwrap_or(&k).to_string();
     const EXACT: [&str; 9] = [
         "password",
         "passwd",
