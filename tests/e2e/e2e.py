@@ -97,7 +97,7 @@ class E2E:
         charts.index(self.helm, root, self.chart_port)
         git_root = os.path.join(self.work, "git")
         os.makedirs(git_root)
-        gp = self.c.spawn("git-http", [sys.executable, os.path.join(os.path.dirname(__file__), "lib", "git_http.py"), git_root])
+        gp = self.c.spawn("git-http", [sys.executable, os.path.join(os.path.dirname(__file__), "..", "it", "support", "git_http.py"), git_root, "--forever"])
         self.git_root = git_root
         self.git_port = int(self.c.wait_for("git server port", lambda: open(os.path.join(self.c.logs, "git-http.log")).readline().strip(), 10))
         del gp

@@ -57,7 +57,14 @@ impl Fleet {
         // Pushes go to the bare repository over smart HTTP; the remote's URL stays the forge's.
         // (Over a path, libgit2's local transport pushes to the remote's `url`, not the rewritten
         // push URL, so a real transport it is.)
-        let (child, port) = crate::common::loopback_server("git_http.py", &[f.root.path().as_os_str().to_owned()]);
+        let (child, port) = crate::common::loopback_server(
+            "git_http.py",
+            &[
+                f.root.path().as_os_str().to_owned(),
+                "--auth".into(),
+                "pat:secret".into(),
+            ],
+        );
         f.git_http = Some((child, port));
         let store = f.home.path().join("git-credentials");
         std::fs::write(&store, format!("http://pat:secret@127.0.0.1:{port}\n")).unwrap();

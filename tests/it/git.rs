@@ -526,7 +526,10 @@ struct HttpRemote {
 
 impl HttpRemote {
     fn serve(root: &Path) -> HttpRemote {
-        let (child, port) = crate::common::loopback_server("git_http.py", &[root.as_os_str().to_owned()]);
+        let (child, port) = crate::common::loopback_server(
+            "git_http.py",
+            &[root.as_os_str().to_owned(), "--auth".into(), "pat:secret".into()],
+        );
         HttpRemote { child, port }
     }
 
@@ -535,7 +538,7 @@ impl HttpRemote {
         let tls = format!("{}:{}", cert.display(), key.display());
         let (child, port) = crate::common::loopback_server_with(
             "git_http.py",
-            &[root.as_os_str().to_owned()],
+            &[root.as_os_str().to_owned(), "--auth".into(), "pat:secret".into()],
             &[("LOOPBACK_TLS", std::ffi::OsStr::new(&tls))],
         );
         HttpRemote { child, port }

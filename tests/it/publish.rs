@@ -17,24 +17,11 @@ use crate::registry::Registry;
 
 const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
 
+/// `git ARGS` in `dir`, with an empty home of its own ([`crate::common::git_env`]).
+#[track_caller]
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Pat Person")
-        .env("GIT_AUTHOR_EMAIL", "pat@example.org")
-        .env("GIT_COMMITTER_NAME", "Pat Person")
-        .env("GIT_COMMITTER_EMAIL", "pat@example.org")
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let home = tempfile::tempdir().expect("a temp dir");
+    crate::common::git(home.path(), dir, args)
 }
 
 /// The example repository delivering tenants through `host`, rendered and committed.

@@ -32,7 +32,8 @@ def not_found(path):
                  "message": f"{path} not found", "reason": "NotFound", "code": 404}
 
 
-def serve(handler):
+def serve(handler, forever=False):
+    """Serves `handler` until standard input ends, or until killed when `forever`."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     tls = os.environ.get("LOOPBACK_TLS")
     if tls:
@@ -46,5 +47,6 @@ def serve(handler):
         sys.stdin.read()
         server.shutdown()
 
-    threading.Thread(target=stop_with_the_test, daemon=True).start()
+    if not forever:
+        threading.Thread(target=stop_with_the_test, daemon=True).start()
     server.serve_forever()
