@@ -45,7 +45,7 @@ from cluster import CHARTS, SHARED, sh
 from fleet import Fleet
 
 CERT_MANAGER = "github.com/cert-manager/cert-manager@v1.21.2"
-# The Go modules whose files this scenario reads (tests/e2e/run downloads them).
+# The Go modules whose files this scenario reads (lib/modules.py; tests/e2e/run downloads them).
 MODULES = (CERT_MANAGER,)
 NODES = 3
 # The platform's Flux Kustomizations, in the order they apply (e2e.py PLATFORM_KUSTOMIZATIONS).

@@ -37,7 +37,7 @@ from fleet import Fleet
 CAPI = "sigs.k8s.io/cluster-api@v1.14.0"
 KAMAJI_PROVIDER = "github.com/clastix/cluster-api-control-plane-provider-kamaji@v0.20.0"
 CAPMOX = "github.com/ionos-cloud/cluster-api-provider-proxmox@v0.9.0"
-# The Go modules whose files the scenario reads (tests/e2e/run downloads them).
+# The Go modules whose files the scenario reads (lib/modules.py; tests/e2e/run downloads them).
 MODULES = (CAPI, KAMAJI_PROVIDER, CAPMOX)
 
 # program name (tests/e2e/build.sh) -> (config folder in the cluster-api module, namespace and

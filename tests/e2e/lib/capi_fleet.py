@@ -45,6 +45,9 @@ PROVIDERS = {
     "VSphere": ("sigs.k8s.io/cluster-api-provider-vsphere@v1.16.1", "config/default/crd/kustomization.yaml"),
 }
 
+# The Go modules of PROVIDERS whose files the labels are read from (lib/modules.py).
+MODULES = tuple(v if isinstance(v, str) else v[0] for v in PROVIDERS.values() if not isinstance(v, dict))
+
 
 def label_providers(bed):
     """The contract labels on the infrastructure CRDs the bed installed without them."""

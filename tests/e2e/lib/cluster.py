@@ -13,7 +13,7 @@ CRDS = os.environ.get("KAAS_CRDS") or os.path.join(SHARED, "crds")
 CHARTS = os.environ.get("KAAS_CHARTS") or os.path.join(SHARED, "charts")
 
 
-# Go modules (downloaded by tests/e2e/run) whose config/crd/bases complete CRDS.
+# Go modules (downloaded by tests/e2e/run, lib/modules.py) whose config/crd/bases complete CRDS.
 UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.com/fluxcd/kustomize-controller@v1.9.4",
                         "github.com/fluxcd/helm-controller@v1.6.3", "sigs.k8s.io/cluster-api-operator@v0.28.0",
                         "sigs.k8s.io/cluster-api-provider-kubevirt@v0.11.2",
@@ -32,6 +32,8 @@ FLUX_NAMESPACE = "flux-system"
 
 # kwok (tests/e2e/build/kwok, the same tag): Cluster.start_nodes reads its RBAC and Stages here.
 KWOK = "sigs.k8s.io/kwok@v0.8.0"
+# The Go modules whose files this bed reads (lib/modules.py; tests/e2e/run downloads them).
+MODULES = UPSTREAM_CRD_MODULES + (FLUX_DISTRIBUTION, KWOK)
 
 
 def free_port():
