@@ -438,6 +438,48 @@ pub fn rendered(repo: &Repo) -> String {
     out
 }
 
+/// [`rendered`], cut into the parts a reviewer reads one at a time: `platform`, `class-<name>`
+/// per ClusterClass (the class and its templates), `tenant-<name>` per tenant overlay, `flux`
+/// and `lock`; each is snapshotted on its own (a snapshot of a whole fleet runs to thousands of
+/// lines).
+pub fn rendered_parts(repo: &Repo) -> std::collections::BTreeMap<String, String> {
+    let files = repo.snapshot();
+    let classes: Vec<&str> = files
+        .keys()
+        .filter_map(|p| p.strip_prefix("overlays/platform/clusterclass-")?.strip_suffix(".yaml"))
+        .collect();
+    // A template's file is `<kind>-<class>[-<role>]-<hash>.yaml`: the longest class named in it.
+    let class_of = |file: &str| {
+        classes
+            .iter()
+            .filter(|c| file.contains(&format!("-{c}-")) || file.ends_with(&format!("-{c}.yaml")))
+            .max_by_key(|c| c.len())
+            .copied()
+    };
+    let mut parts = std::collections::BTreeMap::<String, String>::new();
+    for (path, bytes) in files.iter() {
+        let part = if let Some(rest) = path.strip_prefix("overlays/tenants/") {
+            format!("tenant-{}", rest.split('/').next().unwrap_or(rest))
+        } else if let Some(class) = path.strip_prefix("overlays/platform/").and_then(class_of) {
+            format!("class-{class}")
+        } else if path.starts_with("overlays/") {
+            "platform".to_string()
+        } else if path.starts_with("flux/") {
+            "flux".to_string()
+        } else if path == "kaas.lock" {
+            "lock".to_string()
+        } else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(bytes);
+        parts
+            .entry(part)
+            .or_default()
+            .push_str(&format!("── {path} ──\n{}\n", without_input_hash(&text)));
+    }
+    parts
+}
+
 /// `text` with the input hash of a tenant overlay's kustomization.yaml replaced by a
 /// placeholder: the hash covers the rendering code's fingerprint, so it moves with any edit of
 /// that code, which a snapshot of the output must not care about. (That the hash skips

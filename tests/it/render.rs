@@ -2,7 +2,7 @@
 
 use std::time::SystemTime;
 
-use crate::common::{Repo, kustomize, rendered};
+use crate::common::{Repo, kustomize, rendered_parts};
 
 fn mtimes(repo: &Repo) -> Vec<(String, SystemTime)> {
     repo.snapshot()
@@ -21,7 +21,16 @@ fn example_repository_renders_as_snapshotted() {
     let repo = Repo::example();
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    insta::assert_snapshot!(rendered(&repo));
+    let parts = rendered_parts(&repo);
+    assert_eq!(
+        parts.len(),
+        3 + 3,
+        "platform, flux, lock and three tenants: {:?}",
+        parts.keys()
+    );
+    for (part, text) in parts {
+        insta::assert_snapshot!(format!("example__{part}"), text);
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Repo, crds_dir, kustomize, kustomize_dirs, rendered};
+use crate::common::{Repo, crds_dir, kustomize, kustomize_dirs, rendered_parts};
 use crate::crd_schema::Crds;
 
 /// The topology fixture, rendered.
@@ -20,7 +20,24 @@ fn render() -> Repo {
 #[test]
 fn topology_renders_as_snapshotted() {
     let repo = render();
-    insta::assert_snapshot!(rendered(&repo));
+    let parts = rendered_parts(&repo);
+    // The platform, the flux entry points, the lock, one part per class and one per tenant.
+    let count = |dir: &str| std::fs::read_dir(repo.path().join(dir)).unwrap().count();
+    let classes = std::fs::read_dir(repo.path().join("overlays/platform"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("clusterclass-")
+        })
+        .count();
+    assert_eq!(classes, 9);
+    assert_eq!(parts.len(), 3 + classes + count("tenants"), "{:?}", parts.keys());
+    for (part, text) in parts {
+        insta::assert_snapshot!(format!("topology__{part}"), text);
+    }
     let again = repo.run(&["render"]);
     assert!(again.stderr.contains("0 written, 0 deleted"), "{}", again.stderr);
 }
