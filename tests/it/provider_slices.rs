@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::addons::{find, helm, helm_template};
 use crate::common::{Repo, git, project_root, run_ok};
+use crate::providers::template_kubelet_args as kubelet_args;
 
 #[track_caller]
 fn render(provider: &str) -> Repo {
@@ -19,21 +20,6 @@ fn render(provider: &str) -> Repo {
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{provider}: {}", run.stderr);
     repo
-}
-
-/// The kubelet flags of a tenant's only pool, as `(name, value)`.
-fn kubelet_args(kct: &Value) -> Vec<(String, String)> {
-    kct["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|a| {
-            (
-                a["name"].as_str().unwrap().to_string(),
-                a["value"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 /// What helm-controller does with `spec.valuesFrom` (helm-controller v1.6.3: each key of the named
@@ -446,7 +432,7 @@ fn an_openstack_tenants_endpoint_never_moves() {
     );
     let err = repo.assert_render_refused(
         "tenants/nova.yaml:",
-        "OpenStack tenant `nova` cannot move from the endpoint `10.0.4.41` to `10.0.4.42`: CAPO refuses a change of `apiServerFixedIP` once it is set",
+        "`openstack` tenant `nova` cannot move from the endpoint `10.0.4.41` to `10.0.4.42`: CAPO refuses a change of `apiServerFixedIP` once it is set",
     );
     assert!(err.contains("create a new tenant at the new endpoint"), "{err}");
 }
@@ -897,6 +883,6 @@ fn azure_bad_input_and_no_class_and_no_endpoint_move() {
     );
     repo.assert_render_refused(
         "tenants/azvm.yaml:",
-        "Azure tenant `azvm` cannot move from the endpoint `10.0.4.60` to `10.0.4.61`: CAPZ refuses a change of the AzureCluster's `controlPlaneEndpoint` once it is set",
+        "`azure` tenant `azvm` cannot move from the endpoint `10.0.4.60` to `10.0.4.61`: CAPZ refuses a change of the AzureCluster's `controlPlaneEndpoint` once it is set",
     );
 }

@@ -125,30 +125,30 @@ fn every_overlay_of_every_provider_builds_with_kustomize() {
     }
 }
 
+/// The `name: value` kubelet flags of a KubeadmConfigTemplate.
+pub(crate) fn template_kubelet_args(kct: &Value) -> Vec<(String, String)> {
+    kct["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// The `name: value` kubelet flags of every KubeadmConfigTemplate of `tenant`.
 fn kubelet_args(repo: &Repo, tenant: &str) -> Vec<Vec<(String, String)>> {
     let dir = format!("overlays/tenants/{tenant}");
     let mut out = Vec::new();
     for e in std::fs::read_dir(repo.path().join(&dir)).unwrap() {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        if !name.starts_with("kubeadmconfigtemplate-") {
-            continue;
+        if name.starts_with("kubeadmconfigtemplate-") {
+            out.push(template_kubelet_args(&repo.object(&format!("{dir}/{name}"))));
         }
-        let kct = repo.object(&format!("{dir}/{name}"));
-        let args = kct["spec"]["template"]["spec"]["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        out.push(
-            args.iter()
-                .map(|a| {
-                    (
-                        a["name"].as_str().unwrap().to_string(),
-                        a["value"].as_str().unwrap().to_string(),
-                    )
-                })
-                .collect(),
-        );
     }
     assert!(!out.is_empty(), "no KubeadmConfigTemplate for {tenant}");
     out

@@ -170,11 +170,8 @@ fn version_step(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> 
 /// (`spec.controlPlane.acknowledge: [endpointMove]`). A tenant whose new endpoint is not known
 /// at render time (a cloud load balancer's address) is not judged.
 fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
-    if matches!(
-        t.provider(),
-        crate::model::Provider::Openstack | crate::model::Provider::Azure
-    ) {
-        return fixed_endpoint_move(platform, t, src, d);
+    if let Some(why) = t.provider().fixed_endpoint() {
+        return fixed_endpoint_move(platform, t, src, d, why);
     }
     if t.endpoint_move_acknowledged {
         return None;
@@ -202,29 +199,19 @@ fn endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) ->
     )
 }
 
-/// An OpenStack or Azure tenant's endpoint cannot move, acknowledged or not: CAPO's webhook lets
-/// `OpenStackCluster.spec.apiServerFixedIP` be set once and `controlPlaneEndpoint` never change
-/// once it has a host (cluster-api-provider-openstack v0.14.7
-/// `pkg/webhooks/openstackcluster_webhook.go`, `ValidateUpdate`), and CAPZ's keeps
-/// `AzureCluster.spec.controlPlaneEndpoint` once set (cluster-api-provider-azure v1.26.0
-/// `internal/webhooks/azurecluster_webhook.go`): Kamaji's patch of the new endpoint would fail
-/// for good.
-fn fixed_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed) -> Option<Diagnostic> {
+/// A tenant on a provider whose endpoint cannot move ([`crate::model::Provider::fixed_endpoint`]
+/// says `why`): refused even when acknowledged.
+fn fixed_endpoint_move(platform: &Platform, t: &Tenant, src: &Source, d: &Deployed, why: &str) -> Option<Diagnostic> {
     let (before, now) = endpoint_change(platform, t, d)?;
     Some(
         src.error(
             endpoint_field(t),
             format!(
-                "{} tenant `{}` cannot move from the endpoint {} to {}: {}",
-                if t.provider() == crate::model::Provider::Azure { "Azure" } else { "OpenStack" },
+                "`{}` tenant `{}` cannot move from the endpoint {} to {}: {why}",
+                t.provider().as_str(),
                 t.name,
                 shown(before),
                 shown(&now),
-                if t.provider() == crate::model::Provider::Azure {
-                    "CAPZ refuses a change of the AzureCluster's `controlPlaneEndpoint` once it is set"
-                } else {
-                    "CAPO refuses a change of `apiServerFixedIP` once it is set"
-                }
             ),
         )
         .with_hint("keep the endpoint; to move, create a new tenant at the new endpoint and move the workloads (the infrastructure cluster cannot be changed in place)"),

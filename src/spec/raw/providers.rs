@@ -138,6 +138,23 @@ impl Provider {
         }
     }
 
+    /// Why a deployed tenant's API endpoint can never move on this provider, acknowledged or
+    /// not (its webhook keeps the infrastructure cluster's endpoint once set, so Kamaji's patch
+    /// of a new one would fail for good), or `None` where a move can be acknowledged:
+    /// cluster-api-provider-openstack v0.14.7 `pkg/webhooks/openstackcluster_webhook.go`
+    /// (`ValidateUpdate`: `apiServerFixedIP` set once, `controlPlaneEndpoint` never changed once
+    /// it has a host) and cluster-api-provider-azure v1.26.0
+    /// `internal/webhooks/azurecluster_webhook.go`.
+    pub fn fixed_endpoint(self) -> Option<&'static str> {
+        match self {
+            Provider::Openstack => Some("CAPO refuses a change of `apiServerFixedIP` once it is set"),
+            Provider::Azure => {
+                Some("CAPZ refuses a change of the AzureCluster's `controlPlaneEndpoint` once it is set")
+            }
+            _ => None,
+        }
+    }
+
     /// The provider named `name`, if there is one.
     pub fn from_name(name: &str) -> Option<Provider> {
         Provider::ALL.into_iter().find(|p| p.as_str() == name)
