@@ -80,7 +80,9 @@ struct Index {
 impl Source {
     /// Indexes `text`, returning the problems a strict loader refuses.
     pub fn index(path: &str, text: String) -> (Source, Vec<Diagnostic>) {
-        let (source, problems, _) = Source::index_with_tree(path, text);
+        let source = Source::unindexed(path, text);
+        let (index, problems, _) = Indexer::run(&source, None);
+        let _ = source.index.set(index);
         (source, problems)
     }
 
@@ -303,19 +305,13 @@ impl Indexer<'_> {
                 ),
                 Event::Scalar(value, style, _, tag) => {
                     if let Some(b) = tree.as_mut() {
-                        if tag.is_some() {
-                            b.give_up();
-                        }
-                        b.scalar(&value, style == ScalarStyle::Plain);
+                        b.scalar(&value, style == ScalarStyle::Plain, tag.is_some());
                     }
                     indexer.scalar(value.into_owned(), style, &span)
                 }
                 Event::MappingStart(_, _, tag) => {
                     if let Some(b) = tree.as_mut() {
-                        if tag.is_some() {
-                            b.give_up();
-                        }
-                        b.open(true);
+                        b.open(true, tag.is_some());
                     }
                     let path = indexer.enter(&span);
                     indexer.stack.push(Frame::Map {
@@ -327,10 +323,7 @@ impl Indexer<'_> {
                 }
                 Event::SequenceStart(_, _, tag) => {
                     if let Some(b) = tree.as_mut() {
-                        if tag.is_some() {
-                            b.give_up();
-                        }
-                        b.open(false);
+                        b.open(false, tag.is_some());
                     }
                     let path = indexer.enter(&span);
                     indexer.stack.push(Frame::Seq { path, next: 0 });

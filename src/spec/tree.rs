@@ -42,14 +42,9 @@ enum Open {
 }
 
 impl Builder {
-    /// Something the tree does not model (a tag, a complex key, a merge key): serde-saphyr reads
-    /// this file.
-    pub fn give_up(&mut self) {
-        self.given_up = true;
-    }
-
-    /// A scalar event.
-    pub fn scalar(&mut self, text: &str, plain: bool) {
+    /// A scalar event. A tagged node (`!!str 5`) is not modelled: serde-saphyr reads the file.
+    pub fn scalar(&mut self, text: &str, plain: bool, tagged: bool) {
+        self.given_up |= tagged;
         if self.given_up {
             return;
         }
@@ -69,8 +64,9 @@ impl Builder {
         });
     }
 
-    /// A mapping or sequence starts.
-    pub fn open(&mut self, map: bool) {
+    /// A mapping or sequence starts (`tagged`: as for a scalar).
+    pub fn open(&mut self, map: bool, tagged: bool) {
+        self.given_up |= tagged;
         if self.given_up {
             return;
         }
@@ -97,7 +93,10 @@ impl Builder {
         let node = match self.stack.pop() {
             Some(Open::Map { entries, .. }) => Node::Map(entries),
             Some(Open::Seq(items)) => Node::Seq(items),
-            None => return self.give_up(),
+            None => {
+                self.given_up = true;
+                return;
+            }
         };
         self.value(node);
     }
@@ -245,11 +244,8 @@ impl<'de> Deserializer<'de> for &'de Node {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, NotSure> {
         match self {
-            Node::Map(entries) => visitor.visit_map(Entries {
-                iter: entries.iter(),
-                value: None,
-            }),
-            Node::Seq(items) => visitor.visit_seq(Items(items.iter())),
+            Node::Map(_) => self.deserialize_map(visitor),
+            Node::Seq(_) => self.deserialize_seq(visitor),
             Node::Scalar { text, plain: false } => visitor.visit_str(text),
             Node::Scalar { text, plain: true } => match classify(text) {
                 Plain::Null => visitor.visit_unit(),
