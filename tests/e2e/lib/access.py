@@ -81,6 +81,19 @@ class Issuer:
         self.server.shutdown()
 
 
+def use_issuer(repo, issuer, pki):
+    """The example's kaas.yaml in repo with the loopback issuer instead of the company's, and the
+    CA of its certificate inline (as a private CA is given)."""
+    ca = open(os.path.join(pki, "ca.crt")).read()
+    path = os.path.join(repo, "kaas.yaml")
+    platform = open(path).read()
+    want = "issuerURL: https://login.example.com/realms/corp\n"
+    if want not in platform:
+        raise RuntimeError("the example's issuer moved (kaas.yaml spec.access.oidcIssuers)")
+    pem = "".join(f"          {line}\n" for line in ca.strip().splitlines())
+    open(path, "w").write(platform.replace(want, f"issuerURL: {issuer.url}\n        certificateAuthority: |\n{pem}"))
+
+
 def kaas(bin_, repo, *args, check=True):
     r = subprocess.run([bin_, "--repo", repo, *args], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
     if check and r.returncode != 0:
@@ -121,13 +134,8 @@ def scenario(bin_dir, kaas_bin, work):
         os.makedirs(repo)
         for p in ("kaas.yaml", "tenants", "base"):
             (shutil.copytree if os.path.isdir(os.path.join(ROOT, p)) else shutil.copy)(os.path.join(ROOT, p), os.path.join(repo, p))
+        use_issuer(repo, issuer, c.pki)
         ca = open(os.path.join(c.pki, "ca.crt")).read()
-        platform = open(os.path.join(repo, "kaas.yaml")).read()
-        want = "issuerURL: https://login.example.com/realms/corp\n"
-        assert want in platform, "the example's issuer moved"
-        pem = "".join(f"          {line}\n" for line in ca.strip().splitlines())
-        platform = platform.replace(want, f"issuerURL: {issuer.url}\n        certificateAuthority: |\n{pem}")
-        open(os.path.join(repo, "kaas.yaml"), "w").write(platform)
         kaas(kaas_bin, repo, "render")
 
         # What the KamajiControlPlane gives its API server, with the mount path made local.

@@ -87,9 +87,9 @@ class Infra(threading.Thread):
     kubelet at the Machine's version. The real core manager then finds the Node by provider ID
     (its Machine's nodeRef) and, on a rollout, drains and deletes the old ones."""
 
-    def __init__(self, c, tenant_kubeconfig):
+    def __init__(self, c, tenant_kubeconfig, tenant=TENANT):
         super().__init__(daemon=True)
-        self.c, self.tk = c, tenant_kubeconfig
+        self.c, self.tk, self.ns = c, tenant_kubeconfig, tenant
         self.stop, self.errors, self.said = threading.Event(), [], set()
 
     def tenant(self, *args, input=None):
@@ -106,22 +106,22 @@ class Infra(threading.Thread):
 
     def step(self):
         c = self.c
-        for pm in c.get("-n", TENANT, PMS)["items"]:
+        for pm in c.get("-n", self.ns, PMS)["items"]:
             name = pm["metadata"]["name"]
             if pm["metadata"].get("deletionTimestamp"):
                 continue
             if not pm["spec"].get("providerID"):
                 pid = f"proxmox://{uuid.uuid5(uuid.NAMESPACE_DNS, name)}"
-                c.kubectl("patch", "-n", TENANT, PMS, name, "--type=merge", "-p", json.dumps({"spec": {"providerID": pid}}))
+                c.kubectl("patch", "-n", self.ns, PMS, name, "--type=merge", "-p", json.dumps({"spec": {"providerID": pid}}))
             if not pm.get("status", {}).get("initialization", {}).get("provisioned"):
                 if "pm" not in self.said:
                     self.said.add("pm")
                     standin("CAPMOX: each ProxmoxMachine's spec.providerID and status.initialization.provisioned")
-                c.kubectl("patch", "-n", TENANT, PMS, name, "--subresource=status", "--type=merge", "-p", json.dumps(
+                c.kubectl("patch", "-n", self.ns, PMS, name, "--subresource=status", "--type=merge", "-p", json.dumps(
                     {"status": {"initialization": {"provisioned": True}, "vmStatus": "ready",
                                 "addresses": [{"type": "InternalIP", "address": "10.0.8.20"}]}}))
         nodes = {n["spec"].get("providerID") for n in json.loads(self.tenant("get", "nodes", "-o", "json"))["items"]}
-        for m in c.get("-n", TENANT, MACHINES)["items"]:
+        for m in c.get("-n", self.ns, MACHINES)["items"]:
             pid = m["spec"].get("providerID")
             if not pid or pid in nodes or m["metadata"].get("deletionTimestamp"):
                 continue

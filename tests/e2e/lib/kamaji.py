@@ -24,8 +24,8 @@ kustomize-controller would). What is real and what stands in:
            serving certificate and the caBundles: openssl, clientConfig.url on loopback instead of
            the webhook Service). Each is printed with "stand-in" when it is written.
   kubelet  by default, the Pods of the TenantControlPlane's Deployment do not run: kwok's fake Nodes
-           report them Ready and one kube-apiserver process stands in for their containers
-           (process_serves). With E2E_KAMAJI_PODS=1 (issue 42 stage 2) they run for real on one Node
+           report them Ready and one kube-apiserver and one kube-controller-manager process stand
+           in for their containers (process_serves). With E2E_KAMAJI_PODS=1 (issue 42 stage 2) they run for real on one Node
            (lib/pods.py: kubelet + kube-proxy, containerd, runc, bridge CNI; real_pods_serve): the
            images are built here under the upstream names (stand-ins: the bed's v1.34.4 programs
            for the tenant's v1.33.4 control plane), the DataStore's etcd listens on the node's
@@ -39,7 +39,7 @@ nor in system:masters, and a request their upstream RBAC refuses fails the scena
 import base64, json, os, re, shutil, socket, ssl, subprocess, time, urllib.error, urllib.request
 
 from capi import CapiBed, KAMAJI_PROVIDER, TENANT_KINDS, kamaji_reader, kustomize, mod_dir, standin, yaml_docs
-from cluster import CHARTS, CRDS, free_port, sh
+from cluster import CHARTS, CRDS, Cluster, free_port, sh
 from pods import POD_CIDR, SANDBOX_IMAGE
 
 TENANT = "acme"
@@ -58,8 +58,8 @@ KCP = "kamajicontrolplanes.controlplane.cluster.x-k8s.io"
 # Kamaji's validating webhook while the DataStore a TenantControlPlane names is missing:
 # internal/webhook/handlers/tcp_datastore.go (`%s DataStore does not exist`).
 NO_DATASTORE = re.compile(r"DataStore does not exist")
-# Flux's kinds in the tenant overlay: no Flux runs in this bed (lib/capi_upgrade.py has one; a
-# later stage applies through it). They are listed, not applied.
+# Flux's kinds in the tenant overlay: the bed applies the rest itself, as kustomize-controller
+# would; lib/kamaji_flux.py applies the tenant's own Flux objects to a real Flux once it serves.
 FLUX_GROUPS = ("helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io")
 
 
@@ -384,7 +384,17 @@ def real_pair_makes_the_control_plane(e):
     asserts what Kamaji and the provider write."""
     from fleet import Fleet
     fails = []
-    f = e.new_fleet("kamaji", Fleet.example)
+    fill = Fleet.example
+    if not pods_wanted(e):
+        # The loopback OIDC issuer (lib/access.py) in the fleet's kaas.yaml, so that the tenant API
+        # server Kamaji starts takes its tokens (lib/kamaji_flux.py). Not with real Pods: a Pod's
+        # network cannot reach 127.0.0.1.
+        from access import Issuer, use_issuer
+        certs = Cluster(os.path.join(e.work, "kamaji-issuer"), e.a.bin, None)
+        certs.certs()
+        e.kamaji_issuer = Issuer(certs.pki, certs.work)
+        fill = lambda d: (Fleet.example(d), use_issuer(d, e.kamaji_issuer, certs.pki))  # noqa: E731
+    f = e.new_fleet("kamaji", fill)
     f.render()
     bed = KamajiBed(os.path.join(e.work, "kamaji"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
     e.kamaji_bed = bed
@@ -405,7 +415,7 @@ def real_pair_makes_the_control_plane(e):
                          and d["spec"]["chart"]["spec"]["chart"] == "kamaji-etcd"), None)
     if etcd_release is None:
         return [f"overlays/tenants/{TENANT} has no kamaji-etcd HelmRelease (the dedicated DataStore)"]
-    print(f"  not applied (no Flux in this bed): {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in flux)}", flush=True)
+    print(f"  not applied yet (Flux starts once the tenant serves: lib/kamaji_flux.py): {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in flux)}", flush=True)
     rbac, source = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
     c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
     print(f"  the kubeadm bootstrap manager's KamajiControlPlane reader from {source}", flush=True)
@@ -676,7 +686,8 @@ def process_serves(e):
     start_nodes: the real kube-scheduler binds the Deployment's Pods, kwok reports them Running and
     Ready, the real kube-controller-manager writes the Deployment's status) and, for the containers,
     one kube-apiserver process with the Pod's kube-apiserver args and volumes (the bed's v1.34 build,
-    not the image the Deployment names), on 127.0.0.1 at the Pod's port. Kamaji then runs its kubeadm
+    not the image the Deployment names), on 127.0.0.1 at the Pod's port, and its controller-manager
+    (spawn_tenant_apiserver). Kamaji then runs its kubeadm
     phases and add-ons in that API server, marks the TenantControlPlane Ready, and the provider
     reports the KamajiControlPlane ready and writes `<cluster>-kubeconfig`, which must reach it.
     Returns "127.0.0.1:<port>" once the Deployment is available, or failures."""
@@ -702,20 +713,49 @@ def process_serves(e):
     return f"127.0.0.1:{port}"
 
 
+def local_args(ctr, vols, bind):
+    """A container's command and args with its volume mounts made local paths (vols: volume name ->
+    folder, from materialize) and its listeners moved: --bind-address=<bind> and any
+    `--secure-port` of bind's own (bind: extra args replacing the container's)."""
+    mounts = sorted(((m["mountPath"], os.path.join(vols[m["name"]], m.get("subPath", ""))) for m in ctr.get("volumeMounts", [])),
+                    key=lambda x: -len(x[0]))
+    replaced = {a.split("=", 1)[0] for a in bind}
+    args = []
+    for a in ctr.get("command", [])[1:] + ctr.get("args", []):
+        for path, local in mounts:
+            a = re.sub(re.escape(path.rstrip("/")) + r"(?=/|$|,)", local.rstrip("/"), a)
+        if a.split("=", 1)[0] not in replaced:
+            args.append(a)
+    return args + list(bind)
+
+
+TENANT_PROCESSES = {"kube-apiserver": f"tenant-apiserver-{TENANT}", "kube-controller-manager": f"tenant-controller-manager-{TENANT}"}
+
+
+def stop_tenant_processes(c):
+    """Stops the stand-in processes of the TenantControlPlane's containers, as its Pods stop."""
+    for name in TENANT_PROCESSES.values():
+        p = c.procs.pop(name, None)
+        if p is not None and p.poll() is None:
+            os.killpg(p.pid, 15)
+            p.wait(timeout=30)
+
+
 def spawn_tenant_apiserver(e):
     """The stand-in for the containers of the TenantControlPlane's Pods: one kube-apiserver process
-    with the kube-apiserver container's args and volumes of the Deployment as it is now (again after
-    Kamaji rolled it, e.g. for a new certificate). Returns its port once it serves, or failures."""
+    and one kube-controller-manager process with those containers' args and volumes of the
+    Deployment as it is now (again after Kamaji rolled it, e.g. for a new certificate). The
+    controller-manager is what fills the aggregated ClusterRoles (view, edit, admin) and runs the
+    tenant's garbage collector and namespace controller, as its container would. The scheduler and
+    konnectivity-server do not run. Returns the API server's port once it serves, or failures."""
     bed = e.kamaji_bed
     c = bed.c
-    name = f"tenant-apiserver-{TENANT}"
-    old = c.procs.get(name)
-    if old is not None and old.poll() is None:
-        os.killpg(old.pid, 15)
-        old.wait(timeout=30)
+    names = TENANT_PROCESSES
+    stop_tenant_processes(c)
     dep = c.get("-n", TENANT, "deployment", TENANT)
     pod = dep["spec"]["template"]["spec"]
-    ctr = next(x for x in pod["containers"] if x["name"] == "kube-apiserver")
+    ctrs = {x["name"]: x for x in pod["containers"]}
+    ctr = ctrs["kube-apiserver"]
     port = next((int(a.split("=", 1)[1]) for a in ctr.get("args", []) + ctr.get("command", []) if a.startswith("--secure-port=")), 6443)
     s = socket.socket()
     # As Go's listeners do: connections of a process just stopped may linger in TIME_WAIT.
@@ -728,20 +768,13 @@ def spawn_tenant_apiserver(e):
         s.close()
 
     vols = materialize(c, TENANT, pod, os.path.join(bed.work, f"tenant-{TENANT}-volumes"))
-    mounts = sorted(((m["mountPath"], os.path.join(vols[m["name"]], m.get("subPath", ""))) for m in ctr.get("volumeMounts", [])),
-                    key=lambda x: -len(x[0]))
-    args = []
-    for a in ctr.get("command", [])[1:] + ctr.get("args", []):
-        for path, local in mounts:
-            a = re.sub(re.escape(path.rstrip("/")) + r"(?=/|$|,)", local.rstrip("/"), a)
-        if a.startswith("--bind-address="):
-            continue
-        args.append(a)
-    args.append("--bind-address=127.0.0.1")
+    args = local_args(ctr, vols, ["--bind-address=127.0.0.1"])
     standin(f"the containers of the TenantControlPlane's Pods: one kube-apiserver {c.version['gitVersion']} process "
-            f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on 127.0.0.1:{port}")
+            f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on 127.0.0.1:{port}, and one "
+            "kube-controller-manager process with its container's args (its kubeconfig dials 127.0.0.1:"
+            f"{port}); no scheduler, no konnectivity-server")
     print(f"  tenant kube-apiserver args: {' '.join(args)}", flush=True)
-    c.spawn(name, [f"{bed.bin}/kube-apiserver", *args])
+    c.spawn(names["kube-apiserver"], [f"{bed.bin}/kube-apiserver", *args])
     insecure = ssl.create_default_context()
     insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
 
@@ -752,6 +785,9 @@ def spawn_tenant_apiserver(e):
             pass  # 401/403 to an anonymous client: it serves
         return True
     c.wait_for("the tenant kube-apiserver serving", healthz, timeout=90)
+    # The management cluster's own controller-manager holds the default port 10257.
+    kcm = local_args(ctrs["kube-controller-manager"], vols, ["--bind-address=127.0.0.1", f"--secure-port={free_port()}"])
+    c.spawn(names["kube-controller-manager"], [f"{bed.bin}/kube-controller-manager", *kcm])
     return port
 
 
@@ -1065,7 +1101,8 @@ def run(e, r):
     else:
         print("  stand-ins: the kamaji-etcd chart (a TLS etcd process + its DataStore), CAPMOX, cert-manager, cluster DNS "
               "for Kamaji, the LoadBalancer route, the kubelet of the TenantControlPlane's Pods (kwok's fake Nodes + one "
-              "kube-apiserver process with the Pod's args; its scheduler, controller-manager and konnectivity-server do not run)",
+              "kube-apiserver and one kube-controller-manager process with the Pod's args; its scheduler and "
+              "konnectivity-server do not run)",
               flush=True)
     try:
         ok = r.run("kamaji: the provider creates the TenantControlPlane once its DataStore exists (Kamaji's webhook refuses "
@@ -1096,6 +1133,25 @@ def run(e, r):
                   "tenant's CA from its cluster-info (issue 41 item 5)", person_kubeconfig, e)
         else:
             r.not_run("kamaji: a tenant admin's kubeconfig", "the tenant API server did not serve")
+        if serves:
+            from kamaji_flux import flux_installs_into_tenant  # imports this module
+            r.run("kamaji: Flux installs into the tenant through the provider's <cluster>-kubeconfig as written: the "
+                  "access Kustomization's ClusterRoleBindings and the CNI HelmRelease's objects arrive"
+                  + ("" if pods_wanted(e) else "; the tenant API server takes the issuer's tokens and those bindings "
+                     "judge them") + " (issue 42 item 3)", flux_installs_into_tenant, e)
+        else:
+            r.not_run("kamaji: Flux installs into the tenant", "the tenant API server did not serve")
+        upgrade = ("kamaji: `upgrade --to` on the real pair: it waits until the real Cluster API managers report the pools "
+                   "healthy, writes the control plane step; Kamaji rolls the tenant's Deployment, the provider reports the "
+                   "new version, and only then does the next run write the pools' step (issue 42 item 4)")
+        if serves and not pods_wanted(e):
+            from kamaji_upgrade import upgrade_on_real_pair  # imports this module
+            r.run(upgrade, upgrade_on_real_pair, e)
+        elif serves:
+            r.not_run(upgrade, "with E2E_KAMAJI_PODS=1 the images of the next version are not built (build-pods.sh builds "
+                      "the tenant's version only)")
+        else:
+            r.not_run(upgrade, "the tenant API server did not serve")
         if getattr(e, "kamaji_bed", None) is not None:
             r.run("kamaji: Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request refused",
                   rbac_held, e)
@@ -1123,7 +1179,18 @@ def run(e, r):
                   flush=True)
         else:
             r.not_run("kamaji: a running tenant moved behind one Gateway", "the tenant API server did not serve")
+        if getattr(e, "kamaji_state", {}).get("tenant"):
+            from kamaji_deletion import deleted_in_two_steps  # imports this module
+            r.run("kamaji: the tenant deleted through git in two steps (docs/lifecycle.md): decommissioned, Cluster API "
+                  "deletes its control plane and Kamaji's finalizer drops its data and user from the DataStore, which "
+                  "still serves; then the file, and the DataStore goes once no control plane uses it (issue 42 item 4)",
+                  deleted_in_two_steps, e)
+        else:
+            r.not_run("kamaji: the tenant deleted through git", "the tenant API server did not serve")
     finally:
+        issuer = getattr(e, "kamaji_issuer", None)
+        if issuer is not None:
+            issuer.stop()
         bed = getattr(e, "kamaji_bed", None)
         if bed is not None:
             if any(res[1] == "FAIL" for res in r.results[-3:]):

@@ -233,7 +233,7 @@ def management_rebuilt_from_git(e):
 
     # The new Deployment, Kamaji's Secrets, the provider's report (the same checks as the first
     # time), then the tenant API server from the new Deployment's args.
-    writes = kamaji_writes(e, new, kcp)
+    writes = kamaji_writes(e, new, rkcp)  # what git holds now (an upgrade may have moved it since the first apply)
     if writes:
         return fails + writes
     # What the new control plane starts on: the keys under its prefix before its API server runs
