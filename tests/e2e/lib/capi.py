@@ -31,10 +31,10 @@ import atexit, base64, json, os, re, ssl, subprocess, time, urllib.parse, urllib
 
 import yaml
 
-from cluster import Cluster, free_port, sh
+from cluster import Cluster, built, free_port, sh
 from fleet import Fleet
 
-CAPI = "sigs.k8s.io/cluster-api@v1.14.0"
+CAPI = built("capi", "sigs.k8s.io/cluster-api")  # the managers the bed runs: tests/e2e/build/capi
 KAMAJI_PROVIDER = "github.com/clastix/cluster-api-control-plane-provider-kamaji@v0.20.0"
 CAPMOX = "github.com/ionos-cloud/cluster-api-provider-proxmox@v0.9.0"
 # The Go modules whose files the scenario reads (lib/modules.py; tests/e2e/run downloads them).

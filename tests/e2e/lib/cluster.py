@@ -13,9 +13,24 @@ CRDS = os.environ.get("KAAS_CRDS") or os.path.join(SHARED, "crds")
 CHARTS = os.environ.get("KAAS_CHARTS") or os.path.join(SHARED, "charts")
 
 
+BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build")
+
+
+def built(program, module):
+    """`module@version` as tests/e2e/build/<program>/go.mod requires it: the bed reads the CRDs,
+    RBAC and manifests of the very release it builds the program from (one home per version)."""
+    for line in open(os.path.join(BUILD, program, "go.mod")):
+        parts = line.split()
+        if parts[:1] == ["require"]:
+            parts = parts[1:]
+        if len(parts) >= 2 and parts[0] == module:
+            return f"{module}@{parts[1]}"
+    raise RuntimeError(f"tests/e2e/build/{program}/go.mod does not require {module}")
+
+
+FLUX_CONTROLLERS = tuple(built(p, f"github.com/fluxcd/{p}") for p in ("source-controller", "kustomize-controller", "helm-controller"))
 # Go modules (downloaded by tests/e2e/run, lib/modules.py) whose config/crd/bases complete CRDS.
-UPSTREAM_CRD_MODULES = ("github.com/fluxcd/source-controller@v1.9.1", "github.com/fluxcd/kustomize-controller@v1.9.4",
-                        "github.com/fluxcd/helm-controller@v1.6.3", "sigs.k8s.io/cluster-api-operator@v0.28.0",
+UPSTREAM_CRD_MODULES = FLUX_CONTROLLERS + ("sigs.k8s.io/cluster-api-operator@v0.28.0",
                         "sigs.k8s.io/cluster-api-provider-kubevirt@v0.11.2",
                         "github.com/nutanix-cloud-native/cluster-api-provider-nutanix@v1.10.3")
 
@@ -31,7 +46,7 @@ FLUX_RBAC = ("manifests/rbac/controller.yaml", "manifests/rbac/reconciler.yaml")
 FLUX_NAMESPACE = "flux-system"
 
 # kwok (tests/e2e/build/kwok, the same tag): Cluster.start_nodes reads its RBAC and Stages here.
-KWOK = "sigs.k8s.io/kwok@v0.8.0"
+KWOK = built("kwok", "sigs.k8s.io/kwok")
 # The Go modules whose files this bed reads (lib/modules.py; tests/e2e/run downloads them).
 MODULES = UPSTREAM_CRD_MODULES + (FLUX_DISTRIBUTION, KWOK)
 

@@ -729,12 +729,13 @@ def local_args(ctr, vols, bind):
     return args + list(bind)
 
 
-TENANT_PROCESSES = {"kube-apiserver": f"tenant-apiserver-{TENANT}", "kube-controller-manager": f"tenant-controller-manager-{TENANT}"}
+def tenant_processes(ns):
+    return {"kube-apiserver": f"tenant-apiserver-{ns}", "kube-controller-manager": f"tenant-controller-manager-{ns}"}
 
 
-def stop_tenant_processes(c):
-    """Stops the stand-in processes of the TenantControlPlane's containers, as its Pods stop."""
-    for name in TENANT_PROCESSES.values():
+def stop_tenant_processes(c, ns=TENANT):
+    """Stops the stand-in processes of a TenantControlPlane's containers, as its Pods stop."""
+    for name in tenant_processes(ns).values():
         p = c.procs.pop(name, None)
         if p is not None and p.poll() is None:
             os.killpg(p.pid, 15)
@@ -742,17 +743,22 @@ def stop_tenant_processes(c):
 
 
 def spawn_tenant_apiserver(e):
-    """The stand-in for the containers of the TenantControlPlane's Pods: one kube-apiserver process
-    and one kube-controller-manager process with those containers' args and volumes of the
-    Deployment as it is now (again after Kamaji rolled it, e.g. for a new certificate). The
-    controller-manager is what fills the aggregated ClusterRoles (view, edit, admin) and runs the
-    tenant's garbage collector and namespace controller, as its container would. The scheduler and
-    konnectivity-server do not run. Returns the API server's port once it serves, or failures."""
-    bed = e.kamaji_bed
+    """The stand-in for the containers of the TenantControlPlane's Pods (start_containers)."""
+    return start_containers(e.kamaji_bed, TENANT)
+
+
+def start_containers(bed, ns, host="127.0.0.1", controller_manager=True, quiet=False):
+    """The stand-in for the containers of the TenantControlPlane `ns/ns`'s Pods: one kube-apiserver
+    process and one kube-controller-manager process with those containers' args and volumes of the
+    Deployment as it is now (again after Kamaji rolled it, e.g. for a new certificate), listening
+    on `host` (a loopback address of the tenant's own). The controller-manager is what fills the
+    aggregated ClusterRoles (view, edit, admin) and runs the tenant's garbage collector and
+    namespace controller, as its container would. The scheduler and konnectivity-server do not
+    run. Returns the API server's port once it serves, or failures."""
     c = bed.c
-    names = TENANT_PROCESSES
-    stop_tenant_processes(c)
-    dep = c.get("-n", TENANT, "deployment", TENANT)
+    names = tenant_processes(ns)
+    stop_tenant_processes(c, ns)
+    dep = c.get("-n", ns, "deployment", ns)
     pod = dep["spec"]["template"]["spec"]
     ctrs = {x["name"]: x for x in pod["containers"]}
     ctr = ctrs["kube-apiserver"]
@@ -761,33 +767,36 @@ def spawn_tenant_apiserver(e):
     # As Go's listeners do: connections of a process just stopped may linger in TIME_WAIT.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        s.bind(("127.0.0.1", port))
+        s.bind((host, port))
     except OSError as ex:
-        return [f"127.0.0.1:{port} (the tenant API server's port, which Kamaji dials through the Service) is taken: {ex}"]
+        return [f"{host}:{port} (the tenant API server's port, which Kamaji dials through the Service) is taken: {ex}"]
     finally:
         s.close()
 
-    vols = materialize(c, TENANT, pod, os.path.join(bed.work, f"tenant-{TENANT}-volumes"))
-    args = local_args(ctr, vols, ["--bind-address=127.0.0.1"])
-    standin(f"the containers of the TenantControlPlane's Pods: one kube-apiserver {c.version['gitVersion']} process "
-            f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on 127.0.0.1:{port}, and one "
-            "kube-controller-manager process with its container's args (its kubeconfig dials 127.0.0.1:"
-            f"{port}); no scheduler, no konnectivity-server")
-    print(f"  tenant kube-apiserver args: {' '.join(args)}", flush=True)
+    vols = materialize(c, ns, pod, os.path.join(bed.work, f"tenant-{ns}-volumes"))
+    args = local_args(ctr, vols, [f"--bind-address={host}"])
+    if not quiet:
+        standin(f"the containers of the TenantControlPlane's Pods: one kube-apiserver {c.version['gitVersion']} process "
+                f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on {host}:{port}"
+                + (", and one kube-controller-manager process with its container's args (its kubeconfig dials "
+                   f"127.0.0.1:{port}); no scheduler, no konnectivity-server" if controller_manager else
+                   "; no controller-manager, scheduler or konnectivity-server"))
+        print(f"  tenant kube-apiserver args: {' '.join(args)}", flush=True)
     c.spawn(names["kube-apiserver"], [f"{bed.bin}/kube-apiserver", *args])
     insecure = ssl.create_default_context()
     insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
 
     def healthz():
         try:
-            urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=insecure, timeout=2)
+            urllib.request.urlopen(f"https://{host}:{port}/healthz", context=insecure, timeout=2)
         except urllib.error.HTTPError:
             pass  # 401/403 to an anonymous client: it serves
         return True
-    c.wait_for("the tenant kube-apiserver serving", healthz, timeout=90)
-    # The management cluster's own controller-manager holds the default port 10257.
-    kcm = local_args(ctrs["kube-controller-manager"], vols, ["--bind-address=127.0.0.1", f"--secure-port={free_port()}"])
-    c.spawn(names["kube-controller-manager"], [f"{bed.bin}/kube-controller-manager", *kcm])
+    c.wait_for(f"the tenant kube-apiserver of {ns} serving", healthz, timeout=90)
+    if controller_manager:
+        # The management cluster's own controller-manager holds the default port 10257.
+        kcm = local_args(ctrs["kube-controller-manager"], vols, ["--bind-address=127.0.0.1", f"--secure-port={free_port()}"])
+        c.spawn(names["kube-controller-manager"], [f"{bed.bin}/kube-controller-manager", *kcm])
     return port
 
 
@@ -1089,7 +1098,8 @@ def run(e, r):
         return
     pods = pods_wanted(e)
     print("  real: etcd, kube-apiserver, kube-controller-manager, CAPI core + kubeadm bootstrap managers, Kamaji 26.8.2-edge "
-          "(chart CRDs, RBAC, webhooks), Kamaji provider v0.20.0 (config/rbac), the rendered tenant objects"
+          "(chart CRDs, RBAC, webhooks), Kamaji provider v0.20.0 (config/rbac), the rendered tenant objects; once the "
+          "tenant serves, Flux's source-, kustomize- and helm-controller (flux2's RBAC) and the Cilium chart"
           + (", kube-scheduler, one Node (kubelet + kube-proxy v1.34.4, containerd, runc, bridge CNI) running the "
              "TenantControlPlane's Pods: kube-apiserver, kube-controller-manager, kube-scheduler, konnectivity-server "
              "(E2E_KAMAJI_PODS=1)" if pods else ""), flush=True)
@@ -1187,6 +1197,14 @@ def run(e, r):
                   deleted_in_two_steps, e)
         else:
             r.not_run("kamaji: the tenant deleted through git", "the tenant API server did not serve")
+        fleet = ("kamaji: ten tenants applied at once on the shared DataStore: every TenantControlPlane Ready and every "
+                 "<tenant>-kubeconfig reaching its API server, each on its own schema (issue 42 benchmark)")
+        if serves and not pods_wanted(e):
+            from kamaji_fleet import ten_tenants  # imports this module
+            r.run(fleet, ten_tenants, e)
+        else:
+            r.not_run(fleet, "with E2E_KAMAJI_PODS=1 one tenant only (the Node's memory)" if serves
+                      else "the tenant API server did not serve")
     finally:
         issuer = getattr(e, "kamaji_issuer", None)
         if issuer is not None:

@@ -13,7 +13,9 @@ real Cluster API core manager.
      TenantControlPlane, Kamaji's webhook admits one minor up, Kamaji rolls the tenant's
      Deployment to the new images and reports the version, and the provider copies it into the
      KamajiControlPlane's `status.version`;
-  3. `upgrade --to` again: the gate opens on that real status and writes the pools' step.
+  3. `upgrade --to` again: the gate opens on that real status and writes the pools' step;
+  4. a step Kamaji refuses (refused_by_kamaji): `kaas-gitops status` reads the real provider's
+     condition as Failed with the webhook's words.
 
 `wait` is not run here: it waits for Flux's Kustomizations, and Flux does not apply this bed's
 tenant (the bed applies it; lib/capi_upgrade.py runs `wait` through Flux on the CAPI bed).
@@ -154,4 +156,47 @@ def steps(e, bed, f):
     else:
         commit(f, f"{TENANT}: pools to {to}")
         standin("the pools' step is written, not applied (rolling Machines is the CAPI bed's capi upgrade scenario)")
+    return fails + refused_by_kamaji(e, bed, f, to)
+
+
+def refused_by_kamaji(e, bed, f, to):
+    """4. A step Kamaji's webhook refuses: `render` never writes one (it refuses a skipped minor
+    itself), so the KamajiControlPlane is applied by hand with the next minor but one, as someone
+    bypassing git would. The real provider's TenantControlPlane update is denied by Kamaji's
+    webhook (internal/webhook/handlers/tcp_version.go: "non-sequential"), the provider writes
+    TenantControlPlaneCreated=False for that generation, and `kaas-gitops status` (which `wait`
+    and `upgrade --to` judge with, status::health) calls the control plane Failed with the
+    webhook's words. The rendered object is applied again afterwards."""
+    c, fails = bed.c, []
+    major, minor = (int(x) for x in to.lstrip("v").split(".")[:2])
+    skip = f"v{major}.{minor + 2}.0"
+    kcp = json.loads(json.dumps(e.kamaji_state["kcp"]))
+    kcp["spec"]["version"] = skip
+    standin(f"a hand-applied KamajiControlPlane asking {skip} (two minors up from {to}): what no render writes")
+    c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-", input=json.dumps(kcp))
+
+    def refused():
+        k = c.get("-n", TENANT, KCP, TENANT)
+        cond = next((x for x in k.get("status", {}).get("conditions", []) if x["type"] == "TenantControlPlaneCreated"), {})
+        return (k, cond) if cond.get("status") == "False" and "denied the request" in cond.get("message", "") and \
+            cond.get("observedGeneration") == k["metadata"]["generation"] else None
+    try:
+        k, cond = c.wait_for(f"the provider: TenantControlPlaneCreated=False (Kamaji's webhook refuses {skip})", refused,
+                             timeout=120, interval=2)
+    except TimeoutError as ex:
+        k = c.get("-n", TENANT, KCP, TENANT)
+        return [f"{ex}; conditions {json.dumps(k.get('status', {}).get('conditions'))[:800]}"]
+    print(f"  the provider's condition for generation {k['metadata']['generation']}: TenantControlPlaneCreated=False "
+          f"{cond.get('reason')}: {cond.get('message')[:240]}", flush=True)
+    tcp = c.get("-n", TENANT, TCP, TENANT)
+    if tcp["spec"]["kubernetes"]["version"] != to:
+        fails.append(f"the TenantControlPlane moved to {tcp['spec']['kubernetes']['version']} although Kamaji refused {skip}")
+    r = subprocess.run([f.kaas, "--repo", f.dir, "--color", "never", "status", TENANT, "--kubeconfig", c.kubeconfig],
+                       capture_output=True, text=True)
+    line = next((x for x in r.stdout.splitlines() if "KamajiControlPlane" in x or "Failed" in x), r.stdout.strip()[:300])
+    print(f"  kaas-gitops status {TENANT}: {line.strip()[:300]}", flush=True)
+    if "Failed" not in r.stdout or "non-sequential" not in r.stdout:
+        fails.append(f"`kaas-gitops status {TENANT}` does not call the refused control plane Failed with Kamaji's words: "
+                     f"exit {r.returncode}: {r.stdout.strip()[:600]} {r.stderr.strip()[:300]}")
+    e.kamaji_state["kcp"] = apply_tenant(c, f)
     return fails
