@@ -12,8 +12,8 @@ scenario (lib/availability.py) runs kube-scheduler and kwok's fake Nodes in a be
 import argparse, atexit, hashlib, json, os, re, shutil, signal, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from cluster import Cluster, free_port, SHARED  # noqa: E402
-from fleet import Fleet, git, json_stream  # noqa: E402
+from cluster import Cluster  # noqa: E402
+from fleet import Fleet, serve_git  # noqa: E402
 from report import Report  # noqa: E402
 import charts  # noqa: E402
 
@@ -97,10 +97,8 @@ class E2E:
         charts.index(self.helm, root, self.chart_port)
         git_root = os.path.join(self.work, "git")
         os.makedirs(git_root)
-        gp = self.c.spawn("git-http", [sys.executable, os.path.join(os.path.dirname(__file__), "..", "it", "support", "git_http.py"), git_root, "--forever"])
         self.git_root = git_root
-        self.git_port = int(self.c.wait_for("git server port", lambda: open(os.path.join(self.c.logs, "git-http.log")).readline().strip(), 10))
-        del gp
+        self.git_port = serve_git(self.c, git_root)
         self.c.wait_for("Flux controllers healthy", self.flux_healthy, timeout=60)
         self.r.figure("test bed start (control plane + CRDs + Flux + servers)", f"{time.time() - t0:.1f}s")
 

@@ -94,6 +94,19 @@ def use_issuer(repo, issuer, pki):
     open(path, "w").write(platform.replace(want, f"issuerURL: {issuer.url}\n        certificateAuthority: |\n{pem}"))
 
 
+def judged(checks, as_person):
+    """Logins judged by the API server: checks are (what, token, kubectl args, allowed?);
+    as_person(token, *args) runs kubectl with that token. Returns the failures."""
+    fails = []
+    for what, token, args, allowed in checks:
+        p = as_person(token, *args)
+        if allowed and p.returncode != 0:
+            fails.append(f"{what}: refused: {p.stderr.strip()[:300]}")
+        if not allowed and (p.returncode == 0 or "Forbidden" not in p.stderr):
+            fails.append(f"{what}: not refused by RBAC (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:300]}")
+    return fails
+
+
 def kaas(bin_, repo, *args, check=True):
     r = subprocess.run([bin_, "--repo", repo, *args], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
     if check and r.returncode != 0:
@@ -248,12 +261,7 @@ def scenario(bin_dir, kaas_bin, work):
             ("an IdP group called system:masters is no Kubernetes admin (it is corp:system:masters)",
              issuer.token("mallory@example.com", ["system:masters"]), ("get", "secrets", "-A"), False),
         ]
-        for what, token, args, allowed in checks:
-            p = as_person(token, *args)
-            if allowed and p.returncode != 0:
-                fails.append(f"{what}: refused: {p.stderr.strip()}")
-            if not allowed and (p.returncode == 0 or "Forbidden" not in p.stderr):
-                fails.append(f"{what}: not refused by RBAC (exit {p.returncode}): {p.stderr.strip() or p.stdout.strip()}")
+        fails += judged(checks, as_person)
         # A token for another client, or signed by no key of the issuer, is no one.
         for what, token in (("another audience", issuer.token("jane@example.com", ["acme-admins"], aud="other-client")),
                             ("a bad signature", admin_token[:-8] + "AAAAAAAA")):

@@ -508,7 +508,7 @@ def version_bump_rolls(e, new_version="v1.33.5"):
         ms, machines = c.wait_for(f"a new MachineSet at {new_version} with bootstrapped Machines", rolled, timeout=240, interval=2)
     except TimeoutError as ex:
         return [f"{ex}; {summary(c, tenant)}"]
-    e.r.figure(f"capi: version bump -> new MachineSet's Machines bootstrapped", f"{time.time() - t0:.1f}s")
+    e.r.figure("capi: version bump -> new MachineSet's Machines bootstrapped", f"{time.time() - t0:.1f}s")
     print(f"  {old_version.group(1)} -> {new_version}: new MachineSet {ms} (old: {sorted(before)}); "
           f"{len(machines)} of {replicas} new Machines bootstrapped: {[m['metadata']['name'] for m in machines]}", flush=True)
     return [f"Machine {m['metadata']['name']} version {m['spec'].get('version')}, want {new_version}"

@@ -1,6 +1,6 @@
 """The GitOps repository under test: a git work tree rendered by the built kaas-gitops, pushed
 over smart HTTP to the loopback git server that source-controller clones from."""
-import json, os, shutil, subprocess, time
+import json, os, shutil, subprocess, sys, time
 
 from cluster import sh
 
@@ -9,6 +9,13 @@ MAIN = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 def git(repo, *args, **kw):
     return sh(["git", "-C", repo, *args], **kw)
+
+
+def serve_git(cluster, root):
+    """The loopback git server (tests/it/support/git_http.py, smart HTTP, push allowed) for the
+    bare repositories under root, spawned in `cluster` (stopped with it). Returns its port."""
+    cluster.spawn("git-http", [sys.executable, os.path.join(MAIN, "tests", "it", "support", "git_http.py"), root, "--forever"])
+    return int(cluster.wait_for("git server port", lambda: open(os.path.join(cluster.logs, "git-http.log")).readline().strip(), 10))
 
 
 class Fleet:

@@ -22,11 +22,13 @@ reaches it.
 
 The tenant's kamaji-etcd HelmRelease stays unapplied (its DataStore is the bed's stand-in).
 """
-import base64, json, os, socket, subprocess, sys, threading, time
+import base64, json, os, socket, subprocess, threading, time
 
 import charts
+from access import judged
 from capi import kustomize, standin, yaml_docs
 from cluster import CHARTS, SHARED, sh
+from fleet import serve_git
 from kamaji import FLUX_GROUPS, TENANT, tenant_overlay
 from kamaji_gateway import pipe
 
@@ -92,9 +94,7 @@ def start_servers(e, bed, f):
     """The git server the fleet is pushed to and a chart repository with the cilium chart; both
     spawned in the bed (stopped with it). Returns the chart repository's URL."""
     c = bed.c
-    c.spawn("git-http", [sys.executable, os.path.join(os.path.dirname(__file__), "..", "..", "it", "support", "git_http.py"),
-                         e.git_root, "--forever"])
-    port = int(c.wait_for("git server port", lambda: open(os.path.join(c.logs, "git-http.log")).readline().strip(), 10))
+    port = serve_git(c, e.git_root)
     f.url = f"http://127.0.0.1:{port}/{os.path.basename(f.bare)}"
     sh(["git", "-C", f.dir, "remote", "set-url", "origin", f.url])
     root = os.path.join(bed.work, "cni-charts")
@@ -293,12 +293,7 @@ def people_sign_in(c, issuer, kubeconfig):
               ("dev (developers, view) lists pods", dev, ("get", "pods", "-A"), True),
               ("dev (developers, view) cannot create a namespace", dev, ("create", "namespace", "made-by-dev"), False),
               ("eve (no bound group) cannot list pods", issuer.token("eve@example.com", ["other"]), ("get", "pods", "-A"), False)]
-    for what, token, args, allowed in checks:
-        p = as_person(token, *args)
-        if allowed and p.returncode != 0:
-            fails.append(f"{what}: refused: {p.stderr.strip()[:300]}")
-        if not allowed and (p.returncode == 0 or "Forbidden" not in p.stderr):
-            fails.append(f"{what}: not refused by RBAC (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:300]}")
+    fails += judged(checks, as_person)
     print(f"  tenant API server: jane's token is {user.get('username')} in {user.get('groups')}; "
           f"{len(checks)} logins judged by the ClusterRoleBindings Flux applied", flush=True)
     return fails

@@ -419,4 +419,42 @@ def through_the_gateway(e, bed, gateway):
     except TimeoutError as ex:
         fails.append(str(ex))
     st["gateway_port"] = gateway.port
+    return fails + person_through_gateway(e, bed, gateway)
+
+
+def person_through_gateway(e, bed, gateway):
+    """Issue 44 item 4: `kaas-gitops kubeconfig` for a person of the tenant's admin group once the
+    tenant is behind the Gateway. Its server is the hostname (the Cluster's endpoint), its CA the
+    tenant's (from cluster-info, fetched through the Gateway), and with a token of the issuer it
+    reaches the tenant API server through the Gateway by SNI, where the ClusterRoleBindings Flux
+    applied before the management cluster was rebuilt (they live in the tenant's datastore) let
+    the admin in."""
+    c, f, fails = bed.c, e.kamaji_state["fleet"], []
+    person = c.client_kubeconfig("jane", f"/O={TENANT}-admins/CN=jane@example.com")
+    tunnel = f"https://127.0.0.1:{gateway.port}"
+    standin(f"DNS for {HOST}: `kaas-gitops kubeconfig --server {tunnel}` (the Gateway's address; the TLS server name stays "
+            "the hostname, so the Gateway routes by it)")
+    r = f.kaas_gitops("kubeconfig", TENANT, "--kubeconfig", person, "--server", tunnel, check=False)
+    if r.returncode != 0:
+        return [f"kaas-gitops kubeconfig {TENANT} through the Gateway exited {r.returncode}: {r.stderr.strip()[:600]}"]
+    cluster = yaml_docs(r.stdout)[0]["clusters"][0]["cluster"]
+    ca_pem = base64.b64decode(c.get("-n", TENANT, "secret", f"{TENANT}-ca")["data"]["ca.crt"])
+    if cluster.get("tls-server-name") != HOST:
+        fails.append(f"the person's kubeconfig names TLS server {cluster.get('tls-server-name')}, not the hostname {HOST}")
+    if base64.b64decode(cluster["certificate-authority-data"]) != ca_pem:
+        fails.append(f"the person's kubeconfig does not carry the tenant's CA ({TENANT}-ca)")
+    issuer = getattr(e, "kamaji_issuer", None)
+    if issuer is None:
+        return fails
+    ca = os.path.join(bed.work, f"{TENANT}-person-ca.crt")
+    open(ca, "wb").write(ca_pem)
+    token = issuer.token("jane@example.com", [f"{TENANT}-admins"])
+    p = subprocess.run(["kubectl", "--kubeconfig", "/dev/null", "--server", cluster["server"], "--tls-server-name", HOST,
+                        "--certificate-authority", ca, "--token", token, "get", "namespaces", "-o", "name"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fails.append(f"jane's token through the Gateway with the kubeconfig of `kaas-gitops kubeconfig`: {p.stderr.strip()[:400]}")
+    else:
+        print(f"  kaas-gitops kubeconfig {TENANT} as jane: server {cluster['server']}, tls-server-name {HOST}, CA {TENANT}-ca; "
+              f"her token through the Gateway lists {len(p.stdout.split())} namespaces", flush=True)
     return fails
