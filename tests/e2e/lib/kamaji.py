@@ -786,13 +786,16 @@ def start_containers(bed, ns, host="127.0.0.1", controller_manager=True, quiet=F
     insecure = ssl.create_default_context()
     insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
 
-    def healthz():
+    def readyz():
+        # /readyz, which system:public-info-viewer lets anyone read once the RBAC authorizer has
+        # synced: a 403 means it has not yet (any client, the admin too, would be refused), a 401
+        # that anonymous requests are off (then serving is all the bed can see).
         try:
-            urllib.request.urlopen(f"https://{host}:{port}/healthz", context=insecure, timeout=2)
-        except urllib.error.HTTPError:
-            pass  # 401/403 to an anonymous client: it serves
+            urllib.request.urlopen(f"https://{host}:{port}/readyz", context=insecure, timeout=2)
+        except urllib.error.HTTPError as ex:
+            return ex.code == 401
         return True
-    c.wait_for(f"the tenant kube-apiserver of {ns} serving", healthz, timeout=90)
+    c.wait_for(f"the tenant kube-apiserver of {ns} ready", readyz, timeout=90)
     if controller_manager:
         # The management cluster's own controller-manager holds the default port 10257.
         kcm = local_args(ctrs["kube-controller-manager"], vols, ["--bind-address=127.0.0.1", f"--secure-port={free_port()}"])
