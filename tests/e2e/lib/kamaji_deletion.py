@@ -146,8 +146,12 @@ def deleted_in_two_steps(e):
                    timeout=180, interval=2)
     except TimeoutError as ex:
         d = c.kubectl("get", DATASTORE, ds, "-o", "json", check=False).stdout
+        n = c.kubectl("get", "namespace", TENANT, "-o", "json", check=False).stdout
+        left = [f"{x['type']}: {x.get('message')}" for x in (json.loads(n).get("status", {}).get("conditions", []) if n else [])
+                if x.get("status") == "True"]
         return [f"{ex}: DataStore {json.loads(d)['metadata'].get('finalizers') if d else 'gone'}, "
-                f"usedBy {json.loads(d).get('status', {}).get('usedBy') if d else '-'}"]
+                f"usedBy {json.loads(d).get('status', {}).get('usedBy') if d else '-'}; namespace {TENANT}: "
+                f"{left if n else 'gone'}"]
     e.r.figure("kamaji delete: file deleted -> namespace and DataStore gone", f"{time.time() - t1:.1f}s")
     print(f"  DataStore {ds} (Kamaji's finalizer released it: no control plane left) and namespace {TENANT} gone", flush=True)
     return fails
