@@ -1094,6 +1094,20 @@ def rbac_held(e):
     return e.kamaji_bed.c.forbidden(["kamaji", PROVIDER])
 
 
+def default_bed_only(e, r, serves, name, why):
+    """Whether to run a scenario of the default kamaji bed: with E2E_KAMAJI_PODS=1 it is a note,
+    not a failure (that bed leaves it to the default one, for `why`); without a tenant that
+    serves, it is not run."""
+    if not serves:
+        r.not_run(name, "the tenant API server did not serve")
+        return False
+    if pods_wanted(e):
+        print(f"  note: {name.split(':', 1)[1].split(' (')[0].strip()} runs in the default kamaji bed, not with "
+              f"E2E_KAMAJI_PODS=1 ({why})", flush=True)
+        return False
+    return True
+
+
 def run(e, r):
     """The kamaji scenarios in a bed of their own, stopped when done (whatever happened)."""
     if not getattr(e.a, "kamaji_bin", None):
@@ -1157,42 +1171,29 @@ def run(e, r):
         upgrade = ("kamaji: `upgrade --to` on the real pair: it waits until the real Cluster API managers report the pools "
                    "healthy, writes the control plane step; Kamaji rolls the tenant's Deployment, the provider reports the "
                    "new version, and only then does the next run write the pools' step (issue 42 item 4)")
-        if serves and not pods_wanted(e):
+        if default_bed_only(e, r, serves, upgrade, "the images of the next version are not built: build-pods.sh builds "
+                            "the tenant's version only"):
             from kamaji_upgrade import upgrade_on_real_pair  # imports this module
             r.run(upgrade, upgrade_on_real_pair, e)
-        elif serves:
-            # Not a scenario of this bed (the default kamaji bed runs it), as the rebuild below.
-            print("  note: `upgrade --to` on the real pair runs in the default kamaji bed, not with E2E_KAMAJI_PODS=1 (the "
-                  "images of the next version are not built: build-pods.sh builds the tenant's version only)", flush=True)
-        else:
-            r.not_run(upgrade, "the tenant API server did not serve")
         if getattr(e, "kamaji_bed", None) is not None:
             r.run("kamaji: Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request refused",
                   rbac_held, e)
         else:
             r.not_run("kamaji: RBAC held", "the bed did not start")
-        if serves and pods_wanted(e):
-            # Not a scenario of this bed (the default kamaji bed runs it): the real Node would have
-            # to outlive the lost management cluster and join the new one.
-            print("  note: the management cluster rebuilt from git (issue 41 item 2) runs in the default kamaji bed, "
-                  "not with E2E_KAMAJI_PODS=1 (its Node would have to outlive the lost management cluster)", flush=True)
-        elif serves:
+        rebuild = ("kamaji: a management cluster lost (no finalizer run, its DataStore kept) and rebuilt from git brings "
+                   "the tenant back on its old key prefix with its data (issue 41 item 2)")
+        if default_bed_only(e, r, serves, rebuild, "its Node would have to outlive the lost management cluster"):
             from kamaji_rebuild import management_rebuilt_from_git  # imports this module
-            r.run("kamaji: a management cluster lost (no finalizer run, its DataStore kept) and rebuilt from git brings "
-                  "the tenant back on its old key prefix with its data (issue 41 item 2)", management_rebuilt_from_git, e)
-        else:
-            r.not_run("kamaji: management cluster rebuilt from git", "the tenant API server did not serve")
-        if serves and not pods_wanted(e) and e.kamaji_state.get("tenant_addr"):
+            r.run(rebuild, management_rebuilt_from_git, e)
+        gateway = ("kamaji: a running tenant moved behind one Gateway (refused until acknowledged): Kamaji's webhook accepts "
+                   "it, Kamaji makes the API server and Konnectivity TLSRoutes and reports their access points, the "
+                   "endpoint follows in the Cluster, control plane and ProxmoxCluster, kubectl reaches the tenant through "
+                   "the Gateway by SNI, the admin kubeconfigs and cluster-info (deleted), as the move's steps say, name the "
+                   "hostname, and the ingress form is admitted (issue 44)")
+        if default_bed_only(e, r, serves and bool(e.kamaji_state.get("tenant_addr")), gateway,
+                            "the bed routes the Gateway to a tenant API server process"):
             from kamaji_gateway import tenant_behind_gateway  # imports this module
-            r.run("kamaji: a running tenant moved behind one Gateway (refused until acknowledged): Kamaji's webhook accepts "
-                  "it, Kamaji makes the API server and Konnectivity TLSRoutes and reports their access points, the "
-                  "endpoint follows in the Cluster, control plane and ProxmoxCluster, kubectl reaches the tenant through "
-                  "the Gateway by SNI, the admin kubeconfigs and cluster-info (deleted), as the move's steps say, name the hostname, and the ingress form is admitted (issue 44)", tenant_behind_gateway, e)
-        elif serves:
-            print("  note: the tenant moved behind a Gateway (issue 44) runs in the default kamaji bed, not with E2E_KAMAJI_PODS=1",
-                  flush=True)
-        else:
-            r.not_run("kamaji: a running tenant moved behind one Gateway", "the tenant API server did not serve")
+            r.run(gateway, tenant_behind_gateway, e)
         if getattr(e, "kamaji_state", {}).get("tenant"):
             from kamaji_deletion import deleted_in_two_steps  # imports this module
             r.run("kamaji: the tenant deleted through git in two steps (docs/lifecycle.md): decommissioned, Cluster API "
@@ -1203,14 +1204,9 @@ def run(e, r):
             r.not_run("kamaji: the tenant deleted through git", "the tenant API server did not serve")
         fleet = ("kamaji: ten tenants applied at once on the shared DataStore: every TenantControlPlane Ready and every "
                  "<tenant>-kubeconfig reaching its API server, each on its own schema (issue 42 benchmark)")
-        if serves and not pods_wanted(e):
+        if default_bed_only(e, r, serves, fleet, "5-8.5 GiB of control plane Pods on the one Node"):
             from kamaji_fleet import ten_tenants  # imports this module
             r.run(fleet, ten_tenants, e)
-        elif serves:
-            print("  note: ten tenants at once run in the default kamaji bed, not with E2E_KAMAJI_PODS=1 (5-8.5 GiB of "
-                  "control plane Pods on the one Node)", flush=True)
-        else:
-            r.not_run(fleet, "the tenant API server did not serve")
     finally:
         issuer = getattr(e, "kamaji_issuer", None)
         if issuer is not None:
