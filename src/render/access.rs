@@ -206,7 +206,11 @@ pub fn binding_name(kind: &str, group: &str) -> String {
 
 /// Whether the tenant gets in-cluster bindings (and the Kustomization applying them).
 pub fn has_bindings(t: &Tenant) -> bool {
-    !t.decommissioned && (!t.admin_groups.is_empty() || !t.view_groups.is_empty())
+    !t.decommissioned && has_groups(t)
+}
+
+fn has_groups(t: &Tenant) -> bool {
+    !t.admin_groups.is_empty() || !t.view_groups.is_empty()
 }
 
 /// The ClusterRoleBindings of `overlays/tenants/<t>/access/`.
@@ -247,7 +251,9 @@ pub fn bindings(t: &Tenant) -> Vec<Object> {
 /// `spec.dependsOn`), not the CNI's HelmRelease, and bindings need no pod network; the admins
 /// are the ones who debug a CNI that does not come up.
 pub fn kustomization(p: &Platform, t: &Tenant) -> Option<Object> {
-    if !has_bindings(t) {
+    // A decommissioned tenant has no bindings left to render, but keeps the Kustomization,
+    // suspended (see `suspend` below) until its file goes.
+    if !has_groups(t) {
         return None;
     }
     let name = format!("{}-access", t.name);
@@ -261,6 +267,13 @@ pub fn kustomization(p: &Platform, t: &Tenant) -> Option<Object> {
             interval,
             path: format!("./{}/{ACCESS_DIR}", crate::layout::tenant_dir(&t.name)),
             prune: true,
+            // A decommissioned tenant's cluster goes in the same commit. kustomize-controller
+            // v1.9.4 (`finalize`) prunes a deleted Kustomization's objects through its kubeConfig
+            // first and, once the `<tenant>-kubeconfig` Secret went with the control plane, fails
+            // that for ever (fluxcd/pkg runtime v0.110.1 `client/impersonator.go` GetClient): the
+            // finalizer would then hold the namespace when the file goes. Suspended, it lets go at
+            // once, and the bindings go with the cluster anyway.
+            suspend: t.decommissioned.then_some(true),
             health_checks: None,
             health_check_exprs: None,
             timeout: "2m".into(),

@@ -215,6 +215,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
                 interval,
                 path,
                 prune: true,
+                suspend: None,
                 health_checks: gate.health_checks,
                 health_check_exprs: gate.health_check_exprs,
                 timeout: "10m".into(),

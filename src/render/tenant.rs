@@ -26,7 +26,9 @@ pub fn objects(p: &Platform, images: &Images, t: &Tenant) -> Vec<Object> {
     }
     out.extend(crate::render::backup::tenant_objects(p, images, t));
     if t.decommissioned {
-        // The cluster goes first, while its datastore still serves Kamaji's cleanup.
+        // The cluster goes first, while its datastore still serves Kamaji's cleanup; the access
+        // Kustomization stays, suspended, so that deleting it later never waits on the cluster.
+        out.extend(crate::render::access::kustomization(p, t));
         return out;
     }
     match &t.topology {

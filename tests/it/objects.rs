@@ -276,6 +276,7 @@ fn kustomization() -> Kustomization {
             interval: s("10m"),
             path: s("./p"),
             prune: true,
+            suspend: Some(true),
             health_checks: Some(vec![HealthCheck {
                 api_version: s("v1"),
                 kind: s("K"),

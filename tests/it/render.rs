@@ -166,6 +166,15 @@ fn deleting_a_tenant_file_deletes_its_overlay_and_flux_entry() {
             .join("overlays/tenants/globex/namespace-globex.yaml")
             .exists()
     );
+    // Its access Kustomization stays, suspended: deleted with the file later, its finalizer then
+    // deletes nothing in the cluster that is gone (it would retry that for ever).
+    let access = repo.object("overlays/tenants/globex/kustomization-globex-access.yaml");
+    assert_eq!(access["spec"]["suspend"], true, "{access}");
+    assert_eq!(access["spec"]["kubeConfig"]["secretRef"]["name"], "globex-kubeconfig");
+    assert!(
+        repo.read("overlays/tenants/globex/kustomization.yaml")
+            .contains("kustomization-globex-access.yaml")
+    );
     std::fs::remove_file(repo.path().join("tenants/globex.yaml")).unwrap();
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);

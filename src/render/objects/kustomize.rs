@@ -42,6 +42,10 @@ pub struct KustomizationSpec {
     pub path: String,
     /// Delete what left the folder.
     pub prune: bool,
+    /// Not reconciled; when deleted, its finalizer deletes nothing it applied (kustomize-controller
+    /// v1.9.4 `finalizerShouldDeleteResources`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
     /// Objects that must be ready before it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health_checks: Option<Vec<HealthCheck>>,

@@ -50,6 +50,19 @@ def prune(c, objs):
             raise RuntimeError(f"deleting {d['kind']} {d['metadata']['name']}: {r.stderr.strip()}")
 
 
+def apply_changed(c, old, new):
+    """What kustomize-controller applies of a commit before it prunes: the objects the commit
+    changed (here: those the bed applied before), with the kinds this management cluster serves
+    (Flux's only while the bed runs Flux)."""
+    for k, d in new.items():
+        if k not in old or old[k] == d:
+            continue
+        r = c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
+                      input=json.dumps(d), check=False)
+        if r.returncode != 0 and not re.search(r"no matches for kind|resource mapping not found", r.stderr):
+            raise RuntimeError(f"applying {d['kind']} {d['metadata']['name']}: {r.stderr.strip()}")
+
+
 def commit(f, message):
     """A commit in the fleet repository (not pushed: the bed applies the tenant itself, and the
     git server of lib/kamaji_flux.py went with the management cluster the rebuild threw away)."""
@@ -101,6 +114,7 @@ def deleted_in_two_steps(e):
           flush=True)
     standin("kustomize-controller's prune of the objects the commit dropped (the bed applied them, so it deletes them)")
     t0 = time.time()
+    apply_changed(c, old, new)  # the access Kustomization, now suspended
     prune(c, dropped)
     # Kamaji deletes the tenant's Deployment and the datastore user its API server logs in as: the
     # stand-in processes of its containers stop as its Pods would.
