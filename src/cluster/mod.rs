@@ -97,6 +97,13 @@ pub const TENANT_CONTROL_PLANE: Kind = Kind {
     kind: "TenantControlPlane",
     plural: "tenantcontrolplanes",
 };
+/// Kamaji's DataStore (cluster-scoped): `status` reads `ready` and `usedBy` of those it renders.
+pub const DATA_STORE: Kind = Kind {
+    group: "kamaji.clastix.io",
+    version: "v1alpha1",
+    kind: "DataStore",
+    plural: "datastores",
+};
 /// Cluster API MachineDeployment.
 pub const MACHINE_DEPLOYMENT: Kind = Kind {
     group: "cluster.x-k8s.io",

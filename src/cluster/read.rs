@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::cluster::{
-    CLUSTER, Cluster, ClusterError, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_RELEASE, KAMAJI_CONTROL_PLANE,
+    CLUSTER, Cluster, ClusterError, DATA_STORE, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_RELEASE, KAMAJI_CONTROL_PLANE,
     KUSTOMIZATION, Kind, MACHINE_DEPLOYMENT, MACHINE_SET, OCI_REPOSITORY,
 };
 use crate::status::health::DEPLOYMENT_NAME_LABEL;
@@ -37,7 +37,13 @@ pub fn fleet(cluster: &Cluster, entries: &[Entry]) -> Result<(Live, Vec<String>)
         .iter()
         .flat_map(|e| e.objects.iter().map(|o| o.kind.as_str()))
         .collect();
-    for kind in [HELM_RELEASE, CLUSTER, KAMAJI_CONTROL_PLANE, MACHINE_DEPLOYMENT] {
+    for kind in [
+        HELM_RELEASE,
+        CLUSTER,
+        KAMAJI_CONTROL_PLANE,
+        MACHINE_DEPLOYMENT,
+        DATA_STORE,
+    ] {
         if !wanted.contains(kind.kind) {
             continue;
         }

@@ -122,7 +122,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &PinArgs) -> Result<ExitStatus>
         &(lock, &crds[..]),
     );
     if settings.request.images.is_empty() {
-        report_moving_charts(printer, settings.format, platform);
+        report_unpinnable(printer, settings.format, platform);
     }
     Ok(ExitStatus::Success)
 }
@@ -169,15 +169,30 @@ fn report_crds(printer: &Printer, before: &Lock, crds: &[crd_fetch::Fetched]) {
     }
 }
 
-/// `kaas.lock` pins images and CRDs, not charts: say which chart versions are not reproducible.
-fn report_moving_charts(printer: &Printer, format: Format, platform: &Platform) {
+/// `kaas.lock` pins images and CRDs, not charts: say which chart versions are not reproducible;
+/// and which pinned images run on one CPU architecture only.
+fn report_unpinnable(printer: &Printer, format: Format, platform: &Platform) {
+    let mut found: Vec<(String, String, &str)> = Vec::new();
     for (field, chart) in platform.charts() {
         let Some(why) = chart.moving() else { continue };
         let message = format!(
             "chart {} {} is not reproducible: {why}; `kaas.lock` cannot pin it",
             chart.name, chart.version
         );
-        let hint = "pin a released chart version, or mirror the chart into an OCI registry under a version of your own (docs/pin.md)";
+        found.push((field, message, "pin a released chart version, or mirror the chart into an OCI registry under a version of your own (docs/pin.md)"));
+    }
+    for image in platform.images() {
+        let Some(arch) = image.tag.as_deref().and_then(single_arch) else {
+            continue;
+        };
+        let message = format!(
+            "image {}:{} is built for {arch} only: nodes of another architecture cannot run it",
+            image.repository,
+            image.tag.as_deref().unwrap_or_default()
+        );
+        found.push((image.field.clone(), message, "pin a multi-architecture tag if the management cluster has such nodes (Kamaji's default kine image is amd64 only; docs/datastores.md)"));
+    }
+    for (field, message, hint) in found {
         match format {
             Format::Human => printer.warning(&format!("{message} (`{PLATFORM_PATH}` {field})"), Some(hint)),
             Format::Github => {
@@ -190,6 +205,13 @@ fn report_moving_charts(printer: &Printer, format: Format, platform: &Platform) 
             Format::Json => {}
         }
     }
+}
+
+/// The architecture a tag names as its only one (`v0.11.10-amd64`), if any.
+fn single_arch(tag: &str) -> Option<&'static str> {
+    ["amd64", "arm64", "arm", "ppc64le", "s390x"]
+        .into_iter()
+        .find(|arch| tag.ends_with(&format!("-{arch}")))
 }
 
 /// What `pin` and `validate` read before fetching the CRD release assets.
@@ -363,4 +385,17 @@ fn report_error(printer: &Printer, format: Format, e: PinError) -> ExitStatus {
         }
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::single_arch;
+
+    #[test]
+    fn a_tag_for_one_architecture_is_recognised() {
+        assert_eq!(single_arch("v0.11.10-amd64"), Some("amd64"));
+        assert_eq!(single_arch("v0.13.0-arm64"), Some("arm64"));
+        assert_eq!(single_arch("v0.11.10"), None);
+        assert_eq!(single_arch("26.8.2-edge"), None);
+    }
 }

@@ -3,7 +3,7 @@
 //! rule), VIPs chosen by [`vips`]; collections are sorted when built so the renderer cannot
 //! reorder them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 
@@ -12,6 +12,7 @@ mod addons;
 pub mod bootstrap_rbac;
 pub mod build;
 pub mod datastore_names;
+pub mod datastores;
 pub mod dns;
 pub mod exposure;
 pub mod pins;
@@ -258,8 +259,14 @@ pub struct Platform {
     pub load_balancer: LoadBalancer,
     /// The Gateway or Ingress tenant API servers may be reached through, and the default.
     pub exposures: exposure::Exposures,
-    /// Shared DataStores tenants may name.
-    pub data_stores: BTreeSet<String>,
+    /// Shared DataStores tenants may name, by name.
+    pub data_stores: BTreeMap<String, datastores::SharedDataStore>,
+    /// The shared DataStore of tenants whose file names none (`None`: their own kamaji-etcd).
+    pub tenant_datastore_default: Option<String>,
+    /// The resources tenants keep on a DataStore of their own unless their file says.
+    pub datastore_overrides: Vec<datastores::DataStoreOverride>,
+    /// The kine sidecar image, when a DataStore of the fleet uses kine (Kamaji's `--kine-image`).
+    pub kine_image: Option<ImageSpec>,
     /// Registries served over plain HTTP.
     pub insecure_registries: Vec<String>,
     /// Branch prefix for `pr`.
@@ -354,6 +361,11 @@ impl Chart {
 }
 
 impl Platform {
+    /// The driver of the shared DataStore `name`, when known.
+    pub fn datastore_driver(&self, name: &str) -> Option<datastores::Driver> {
+        self.data_stores.get(name).and_then(|d| d.driver)
+    }
+
     /// The platform's charts (add-ons included) with the `kaas.yaml` field that sets each one's
     /// version.
     pub fn charts(&self) -> Vec<(String, &Chart)> {
@@ -381,6 +393,7 @@ impl Platform {
             &self.autoscaler_image,
         ];
         images.extend(self.autoscaler_images_by_minor.values());
+        images.extend(&self.kine_image);
         images.extend(self.addons.values().flat_map(|a| a.images.iter().map(|i| &i.image)));
         // Backup images only when backups are on, so `pin` does not pin what nothing renders.
         if let Some(b) = &self.backups {
@@ -467,6 +480,8 @@ pub struct Tenant {
     /// A dedicated etcd kept running while the control plane uses a shared DataStore (before or
     /// after a migration between the two): always a `DataStore::Dedicated`.
     pub kept_etcd: Option<DataStore>,
+    /// Resources its control plane keeps on another DataStore (`dataStoreOverrides`).
+    pub datastore_overrides: Vec<datastores::DataStoreOverride>,
     /// Only the namespace, access and datastore are rendered: the first step of a deletion.
     pub decommissioned: bool,
     /// The VIP, given or allocated.
@@ -558,6 +573,15 @@ impl Tenant {
             DataStore::Dedicated { .. } => self.etcd_release(),
             DataStore::Shared(name) => name.clone(),
         }
+    }
+
+    /// The driver of the DataStore `name` as this tenant sees it (its own etcd is one), when
+    /// known.
+    pub fn driver_of(&self, platform: &Platform, name: &str) -> Option<datastores::Driver> {
+        if name == self.etcd_release() {
+            return Some(datastores::Driver::Etcd);
+        }
+        platform.datastore_driver(name)
     }
 
     /// The infrastructure provider.

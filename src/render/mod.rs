@@ -4,6 +4,7 @@
 pub mod access;
 pub mod addons;
 pub mod backup;
+mod datastores;
 mod exposure;
 mod flux;
 pub mod images;

@@ -121,6 +121,7 @@ pub fn objects(model: &Model, images: &Images) -> Vec<Object> {
     namespaces.retain(|ns| *ns != p.kamaji_namespace);
     out.extend(namespaces.iter().map(|ns| namespace(ns)));
     out.extend(crate::render::backup::platform_objects(p, images));
+    out.extend(crate::render::datastores::objects(p));
     out.push(control_plane_provider(p, images));
     if p.needs_bootstrap_reader() {
         out.extend(bootstrap_reader());
@@ -255,6 +256,11 @@ fn kamaji_release(p: &Platform, images: &Images) -> Object {
             "jobs" => etcd_jobs,
             "clusterDomain" => cluster_domain(p),
         },
+        // Only for a fleet with a MySQL, PostgreSQL or NATS DataStore: the chart passes other
+        // manager flags through `extraArgs` only (kamaji chart `templates/controller.yaml`), and
+        // `--kine-image` (26.8.2-edge `cmd/manager/cmd.go`) is the one place the sidecar's image
+        // is chosen for every tenant.
+        "extraArgs" => p.kine_image.as_ref().map(|i| seq![format!("--kine-image={}", images.get(i).full())]),
     };
     // Retry a failed install or upgrade for ever, as the tenant releases do. With the default
     // strategy and `remediation.retries`, helm-controller v1.6.3 marks the release Stalled

@@ -12,7 +12,7 @@ use crate::render::objects::helm::SourceRef;
 /// The release name of the kamaji chart's bundled etcd (its `fullnameOverride`).
 pub const DEFAULT_RELEASE: &str = "kamaji-etcd";
 /// The DataStore the bundled etcd backs.
-pub const DEFAULT_DATASTORE: &str = "default";
+pub use crate::model::datastores::DEFAULT_DATASTORE;
 
 /// Labels on every platform object.
 pub fn platform_labels() -> Node {

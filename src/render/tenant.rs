@@ -294,6 +294,14 @@ fn control_plane(p: &Platform, t: &Tenant, authentication: Option<&ApiServerAuth
             // Named in git, so a control plane re-created from it finds its data (issue 41).
             data_store_schema: t.datastore_names.named().map(|n| n.schema.clone()),
             data_store_username: t.datastore_names.named().map(|n| n.username.clone()),
+            data_store_overrides: t
+                .datastore_overrides
+                .iter()
+                .map(|o| kcp::DataStoreOverride {
+                    resource: o.resource.clone(),
+                    data_store: o.data_store.clone(),
+                })
+                .collect(),
             addons: kcp::Addons {
                 core_dns: t.core_dns.then(|| kcp::CoreDns {
                     dns_service_ips: dns_service_ips.clone(),

@@ -299,6 +299,28 @@ fn same_version(a: &str, b: &str) -> bool {
     a.trim_start_matches('v') == b.trim_start_matches('v')
 }
 
+/// A Kamaji DataStore. `ready` is its `kamaji.clastix.io/DataStoreValidation` condition: Kamaji
+/// 26.8.2-edge (`controllers/datastore_controller.go`) reads the Secrets it names and sets the
+/// condition false, with the reason, when one is missing or wrong; it lists the control planes
+/// on it in `usedBy`.
+pub fn datastore(object: &Value) -> (State, String) {
+    let status = &object["status"];
+    if status.is_null() || status.as_object().is_some_and(|s| s.is_empty()) {
+        return (State::NoStatus, String::new());
+    }
+    let used = status["usedBy"].as_array().map_or(0, Vec::len);
+    if status["ready"].as_bool() == Some(true) {
+        return (State::Ready, format!("used by {used} control plane(s)"));
+    }
+    match conditions(object)
+        .into_iter()
+        .find(|c| c.kind == "kamaji.clastix.io/DataStoreValidation" && c.status == "False")
+    {
+        Some(c) => (State::Failed, format!("{}: {}", c.reason, c.message)),
+        None => (State::Progressing, "not validated yet".into()),
+    }
+}
+
 /// A MachineDeployment (v1beta2), as a gate for the next step of an upgrade: Ready when Cluster
 /// API has seen its spec (`status.observedGeneration`) and rolled it out: every replica it
 /// wants is up to date and available and no old Machine is left (cluster-api v1.14.0
@@ -577,5 +599,23 @@ mod tests {
         assert!(!revision_matches("main@sha1:abcdef0123", "abc"));
         assert!(revision_matches("main@sha1:abcdef0123", "main@sha1:abcdef0123"));
         assert!(!revision_matches("dev@sha1:abcdef0123", "main@sha1:abcdef0123"));
+    }
+
+    #[test]
+    fn a_datastore_is_ready_once_kamaji_validated_it_and_failed_with_its_reason() {
+        let ready = json!({"status": {"ready": true, "usedBy": ["acme/acme", "globex/globex"]}});
+        assert_eq!(datastore(&ready), (State::Ready, "used by 2 control plane(s)".into()));
+        let refused = json!({"status": {"ready": false, "conditions": [{
+            "type": "kamaji.clastix.io/DataStoreValidation", "status": "False",
+            "reason": "BasicAuthValidationFailed", "message": "secrets \"pg-gold-superuser\" not found"}]}});
+        assert_eq!(
+            datastore(&refused),
+            (
+                State::Failed,
+                "BasicAuthValidationFailed: secrets \"pg-gold-superuser\" not found".into()
+            )
+        );
+        assert_eq!(datastore(&json!({"status": {"ready": false}})).0, State::Progressing);
+        assert_eq!(datastore(&json!({})).0, State::NoStatus);
     }
 }

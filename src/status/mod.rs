@@ -22,12 +22,13 @@ const MIN_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-s
 const MAX_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
 
 /// The kinds `status` reports, in the order a row shows them.
-pub const KINDS: [&str; 5] = [
+pub const KINDS: [&str; 6] = [
     "Kustomization",
     "HelmRelease",
     "Cluster",
     "KamajiControlPlane",
     "MachineDeployment",
+    "DataStore",
 ];
 
 /// An object the repository renders.
@@ -404,6 +405,7 @@ fn status_of(
         "HelmRelease" => health::flux(o, None),
         "Cluster" => health::cluster(o),
         "KamajiControlPlane" => health::kamaji_control_plane(o),
+        "DataStore" => health::datastore(o),
         "MachineDeployment" => {
             let sets = live
                 .iter()

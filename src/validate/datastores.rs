@@ -122,7 +122,7 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
         }
     }
     let declared: Vec<&str> = platform
-        .map(|p| p.data_stores.iter().map(String::as_str).collect())
+        .map(|p| p.data_stores.keys().map(String::as_str).collect())
         .unwrap_or_default();
     let exists = |name: &str| first.contains_key(name) || declared.contains(&name);
     let known = || {

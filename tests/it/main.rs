@@ -13,6 +13,7 @@ mod crd_fetch;
 mod crd_names;
 mod crd_schema;
 mod datastore_names;
+mod datastores;
 mod delivery_artifact;
 mod errors;
 mod exposure;

@@ -166,6 +166,7 @@ fn kamaji_control_plane() -> KamajiControlPlane {
             data_store_name: s("default"),
             data_store_schema: Some(s("kaas_acme")),
             data_store_username: Some(s("kaas_acme")),
+            data_store_overrides: Vec::new(),
             addons: Addons {
                 core_dns: Some(CoreDns {
                     dns_service_ips: vec![s("10.96.0.10")],

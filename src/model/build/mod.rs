@@ -6,6 +6,7 @@ mod addons;
 mod backup;
 mod compatibility;
 mod datastore_names;
+mod datastores;
 mod exposure;
 mod feature_gates;
 mod fields;
@@ -111,6 +112,7 @@ pub fn validate(
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
     let deployed = previous(&platform_model, &built);
+    errs.extend(datastores::nats_shared(&platform_model, &built));
     let names = datastore_names::resolve(&mut built, previous_datastore_names, &deployed);
     errs.extend(names.errors);
     errs.extend(transitions::check(&platform_model, &built, &deployed));

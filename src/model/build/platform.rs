@@ -139,17 +139,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
     let (load_balancer, vip_pools) = load_balancer(src, spec, &mut errs);
     let exposures = super::exposure::platform(src, spec.api_server_exposure.as_ref(), &mut errs);
 
-    for (i, ds) in spec.data_stores.iter().enumerate() {
-        if !is_dns1123_subdomain(ds) {
-            errs.push(
-                src.error(
-                    &format!("spec.dataStores[{i}]"),
-                    format!("`{ds}` is not a valid DataStore name"),
-                )
-                .with_hint("lower-case letters, digits, `-` and `.`"),
-            );
-        }
-    }
+    let datastores = super::datastores::platform(src, spec, &kamaji_namespace, &mut errs);
 
     let branch_prefix = spec
         .git
@@ -234,7 +224,10 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         vip_pools,
         load_balancer,
         exposures,
-        data_stores: spec.data_stores.iter().cloned().collect(),
+        data_stores: datastores.stores,
+        tenant_datastore_default: datastores.default,
+        datastore_overrides: datastores.overrides,
+        kine_image: datastores.kine_image,
         insecure_registries: spec.registries.as_ref().map(|r| r.insecure.clone()).unwrap_or_default(),
         branch_prefix,
         author,

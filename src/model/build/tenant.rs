@@ -14,6 +14,7 @@ use crate::model::build::names::{is_dns1035, is_dns1123_label, label_key_problem
 use crate::model::build::pool_version::{pool_version, workers_version};
 use crate::model::build::{providers, removed_flags, topology};
 use crate::model::datastore_names::{self, DataStoreNames};
+use crate::model::datastores::Driver;
 use crate::model::exposure::Exposure;
 use crate::model::{
     AddressType, CgroupDriver, ClusterClass, Component, DataStore, Infrastructure, KubeVersion, Platform, Pool,
@@ -75,6 +76,24 @@ pub fn tenant(
         );
     }
     let (mut datastore, mut kept_etcd) = datastore(src, cp.data_store.as_ref(), platform, &mut errs);
+    let datastore_overrides = match cp.data_store.as_ref().and_then(|d| d.overrides.as_deref()) {
+        Some(given) => super::datastores::overrides(
+            src,
+            "spec.controlPlane.dataStore.overrides",
+            given,
+            &platform.data_stores,
+            &mut errs,
+        ),
+        // A ClusterClass's KamajiControlPlaneTemplate is shared and has no variable for them yet.
+        None if spec.topology.is_some() => Vec::new(),
+        None => platform.datastore_overrides.clone(),
+    };
+    if spec.topology.is_some() && !datastore_overrides.is_empty() {
+        errs.push(
+            src.error("spec.controlPlane.dataStore.overrides", "`overrides` are not rendered for a tenant built from a ClusterClass yet")
+                .with_hint("the class's shared KamajiControlPlaneTemplate carries no per-tenant overrides: leave them out, or describe the tenant with `infrastructure` and `workers`"),
+        );
+    }
     let own_etcd = match (&mut datastore, &mut kept_etcd) {
         (Some(d @ DataStore::Dedicated { .. }), _) => Some(d),
         (_, kept) => kept.as_mut(),
@@ -258,6 +277,7 @@ pub fn tenant(
         datastore: datastore.expect("checked above"),
         datastore_names,
         kept_etcd,
+        datastore_overrides,
         decommissioned: spec.decommissioned,
         vip,
         vip_allocated: false,
@@ -414,10 +434,10 @@ fn datastore(
         }
     };
     let shared = |name: &String, errs: &mut Vec<Diagnostic>| {
-        if platform.data_stores.contains(name) {
+        if platform.data_stores.contains_key(name) {
             Some(DataStore::Shared(name.clone()))
         } else {
-            let known: Vec<_> = platform.data_stores.iter().map(|s| format!("`{s}`")).collect();
+            let known: Vec<_> = platform.data_stores.keys().map(|s| format!("`{s}`")).collect();
             errs.push(
                 src.error(
                     &format!("{field}.shared"),
@@ -432,36 +452,35 @@ fn datastore(
             None
         }
     };
-    match ds {
-        None => (Some(dedicated(&raw::Dedicated::default(), errs)), None),
-        Some(raw::DataStore {
-            dedicated: Some(d),
-            shared: None,
-        }) => (Some(dedicated(d, errs)), None),
-        Some(raw::DataStore {
-            dedicated: None,
-            shared: Some(name),
-        }) => (shared(name, errs), None),
+    match ds.map(|d| (d.dedicated.as_ref(), d.shared.as_ref())) {
+        // The fleet's default: a shared DataStore (checked with kaas.yaml), else an own etcd.
+        None | Some((None, None)) => match &platform.tenant_datastore_default {
+            Some(name) => (Some(DataStore::Shared(name.clone())), None),
+            None => (Some(dedicated(&raw::Dedicated::default(), errs)), None),
+        },
+        Some((Some(d), None)) => (Some(dedicated(d, errs)), None),
+        Some((None, Some(name))) => (shared(name, errs), None),
         // Both: the shared one in use, the dedicated etcd kept (a migration's two sides).
-        Some(raw::DataStore {
-            dedicated: Some(d),
-            shared: Some(name),
-        }) => {
+        Some((Some(d), Some(name))) => {
             let kept = dedicated(d, errs);
+            if let Some(driver) = platform.datastore_driver(name).filter(|d| *d != Driver::Etcd) {
+                errs.push(
+                    src.error(
+                        &format!("{field}.shared"),
+                        format!("`{name}` is a {} DataStore: Kamaji migrates only between DataStores of one driver, and the dedicated one is etcd", driver.as_str()),
+                    )
+                    .with_hint(DRIVER_MOVE_HINT),
+                );
+            }
             (shared(name, errs), Some(kept))
-        }
-        Some(_) => {
-            errs.push(
-                src.error(
-                    field,
-                    "give `dedicated`, `shared`, or both while migrating between them",
-                )
-                .with_hint("`dedicated: {}` for an own etcd, or `shared: <name>` for a platform DataStore"),
-            );
-            (None, None)
         }
     }
 }
+
+/// How a tenant moves to a DataStore of another driver: not by a migration, which Kamaji runs only
+/// between DataStores of one driver (26.8.2-edge `api/v1alpha1/tenantcontrolplane_types.go`
+/// `DataStore`; its guide "datastore migration").
+pub(crate) const DRIVER_MOVE_HINT: &str = "create a new tenant on the other DataStore and move the workloads to it (docs/datastores.md, \"Changing driver\"); or pick a DataStore of the same driver";
 
 fn cidrs(
     src: &Source,

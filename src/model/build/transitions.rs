@@ -99,6 +99,23 @@ pub fn check(
         };
         let now = t.datastore_name();
         let own = t.etcd_release();
+        if let (Some(from), Some(to)) = (t.driver_of(platform, before), t.driver_of(platform, &now))
+            && from != to
+            && !t.decommissioned
+        {
+            errs.push(
+                src.error(
+                    "spec.controlPlane.dataStore",
+                    format!(
+                        "moving from the {} DataStore `{before}` to the {} DataStore `{now}`: Kamaji migrates only between DataStores of one driver",
+                        from.as_str(),
+                        to.as_str()
+                    ),
+                )
+                .with_hint(crate::model::build::tenant::DRIVER_MOVE_HINT),
+            );
+            continue;
+        }
         if *before == own && now != own && t.dedicated_etcd().is_none() && !t.decommissioned {
             errs.push(
                 src.error(

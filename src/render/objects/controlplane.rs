@@ -33,6 +33,17 @@ impl KamajiControlPlane {
     }
 }
 
+/// One of `KamajiControlPlane.spec.dataStoreOverrides` (Kamaji's `DataStoreOverride`, which the
+/// provider v0.20.0 copies into the TenantControlPlane: `controllers/kamajicontrolplane_controller_tcp.go`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DataStoreOverride {
+    /// `<group>/<resource>`.
+    pub resource: String,
+    /// The etcd DataStore.
+    pub data_store: String,
+}
+
 /// `KamajiControlPlane.spec`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,6 +61,9 @@ pub struct KamajiControlPlaneSpec {
     /// The user in it; unset: Kamaji's UID.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_store_username: Option<String>,
+    /// Resources kept on other (etcd) DataStores.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub data_store_overrides: Vec<DataStoreOverride>,
     /// `addons`, written even when all are off (`{}`).
     pub addons: Addons,
     /// `apiServer`.

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 mod access;
 mod addons;
+mod datastores;
 mod exposure;
 mod platform;
 mod providers;
@@ -20,7 +21,10 @@ pub use addons::{
     Acknowledgement, AddonDefaults, AddonImage, AddonKind, AddonWiring, CatalogAddon, DigestFormat, PlatformAddons,
     TenantAddons,
 };
-
+pub use datastores::{
+    BasicAuth, CertificateSecret, DataStoreDriver, DataStoreEntry, DataStoreOverride, DataStoreTls, DeclaredDataStore,
+    TenantDataStores,
+};
 pub use exposure::{ApiServerExposure, ControlPlaneAcknowledgement, ExposureKind, GatewayExposure, IngressExposure};
 pub use platform::{
     ArtifactDelivery, Author, BackupDestination, Backups, Chart, CloudControllerManagers, ClusterApi,

@@ -40,9 +40,13 @@ pub struct PlatformSpec {
     /// How tenant API servers are reached: their own Service (default), a Gateway or an
     /// Ingress, by hostname (see docs/exposure.md).
     pub api_server_exposure: Option<super::ApiServerExposure>,
-    /// Shared DataStores that tenants may name in `dataStore.shared`.
+    /// Shared DataStores that tenants may name in `dataStore.shared`: a name (created elsewhere)
+    /// or a DataStore declared here (see docs/datastores.md).
     #[serde(default)]
-    pub data_stores: Vec<String>,
+    pub data_stores: Vec<super::DataStoreEntry>,
+    /// What tenants' control planes keep their state in unless their file says: a shared
+    /// DataStore, and resources kept on a DataStore of their own (`/events`).
+    pub tenant_data_stores: Option<super::TenantDataStores>,
     /// Registry settings for `pin`.
     pub registries: Option<Registries>,
     /// Settings for commits and branches.
@@ -320,6 +324,10 @@ pub struct Kamaji {
     pub image: Image,
     /// The datastore the kamaji chart deploys for itself (DataStore `default`).
     pub default_data_store: Option<DefaultDataStore>,
+    /// The kine sidecar image Kamaji runs beside the API server of a tenant on a MySQL,
+    /// PostgreSQL or NATS DataStore (default Kamaji's own, `docker.io/rancher/kine`
+    /// `v0.11.10-amd64`: amd64 only).
+    pub kine_image: Option<Image>,
     /// The Kubernetes versions tenants may run.
     pub supported_kubernetes: VersionRange,
 }

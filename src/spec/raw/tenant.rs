@@ -135,6 +135,9 @@ pub struct DataStore {
     /// `dedicated`, the control plane uses this one while the dedicated etcd keeps running: the
     /// state on either side of a migration between them.
     pub shared: Option<String>,
+    /// Resources kept on a DataStore of their own (replaces kaas.yaml
+    /// `spec.tenantDataStores.overrides`; `[]` for none).
+    pub overrides: Option<Vec<super::DataStoreOverride>>,
 }
 
 /// `spec.controlPlane.dataStore.dedicated`.

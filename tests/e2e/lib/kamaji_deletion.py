@@ -50,6 +50,19 @@ def prune(c, objs):
             raise RuntimeError(f"deleting {d['kind']} {d['metadata']['name']}: {r.stderr.strip()}")
 
 
+def holders(c):
+    """The Flux objects left in the tenant's namespace, each with its Ready condition: what holds
+    the namespace when it does not go."""
+    out = []
+    for kind in ("helmreleases.helm.toolkit.fluxcd.io", "kustomizations.kustomize.toolkit.fluxcd.io"):
+        r = c.kubectl("get", "-n", TENANT, kind, "-o", "json", check=False)
+        for o in (json.loads(r.stdout).get("items", []) if r.returncode == 0 and r.stdout else []):
+            ready = [x for x in o.get("status", {}).get("conditions", []) if x.get("type") == "Ready"]
+            why = f"{ready[0].get('reason')}: {ready[0].get('message', '')[:300]}" if ready else "no Ready condition"
+            out.append(f"{o['kind']} {o['metadata']['name']} (suspend={o['spec'].get('suspend', False)}, {why})")
+    return "left: " + ("; ".join(out) or "no Flux object")
+
+
 def apply_changed(c, old, new):
     """What kustomize-controller applies of a commit before it prunes: the objects the commit
     changed (here: those the bed applied before), with the kinds this management cluster serves
@@ -165,7 +178,7 @@ def deleted_in_two_steps(e):
                 if x.get("status") == "True"]
         return [f"{ex}: DataStore {json.loads(d)['metadata'].get('finalizers') if d else 'gone'}, "
                 f"usedBy {json.loads(d).get('status', {}).get('usedBy') if d else '-'}; namespace {TENANT}: "
-                f"{left if n else 'gone'}"]
+                f"{left if n else 'gone'}; {holders(c)}"]
     e.r.figure("kamaji delete: file deleted -> namespace and DataStore gone", f"{time.time() - t1:.1f}s")
     print(f"  DataStore {ds} (Kamaji's finalizer released it: no control plane left) and namespace {TENANT} gone", flush=True)
     return fails

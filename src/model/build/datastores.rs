@@ -1,0 +1,324 @@
+//! kaas.yaml's DataStores ([`crate::model::datastores`]): `spec.dataStores`, checked against
+//! Kamaji 26.8.2-edge's rules (`api/v1alpha1/datastore_types.go`: the CEL rules on
+//! `DataStoreSpec`), `spec.tenantDataStores`, and the kine image the SQL and NATS stores need.
+//! A tenant's own choice is checked by [`tenant_overrides`] and [`nats_shared`].
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::build::fields::image_or_default;
+use crate::model::build::names::is_dns1123_subdomain;
+use crate::model::datastores::{
+    Connection, DEFAULT_DATASTORE, DataStoreOverride, Driver, SecretKey, SharedDataStore, Tls,
+};
+use crate::model::{DataStore, ImageSpec, Tenant};
+use crate::spec::raw;
+use crate::spec::source::Source;
+
+/// Kamaji's own `--kine-image` default (26.8.2-edge `cmd/manager/cmd.go`): a mutable tag, and
+/// an amd64-only image (`pin` says so).
+pub(crate) const KINE_IMAGE: (&str, &str) = ("docker.io/rancher/kine", "v0.11.10-amd64");
+
+/// The API groups whose resources kube-apiserver itself serves: `--etcd-servers-overrides`
+/// applies "only to resources compiled into this server binary" (its flag help,
+/// k8s.io/apiserver `pkg/server/options/etcd.go`). `""` is the core group (`/events`).
+const BUILT_IN_GROUPS: [&str; 21] = [
+    "",
+    "admissionregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// What kaas.yaml says of DataStores.
+pub(crate) struct PlatformDataStores {
+    /// `spec.dataStores`, by name.
+    pub stores: BTreeMap<String, SharedDataStore>,
+    /// `spec.tenantDataStores.default`.
+    pub default: Option<String>,
+    /// `spec.tenantDataStores.overrides`.
+    pub overrides: Vec<DataStoreOverride>,
+    /// The kine image, when a store needs it.
+    pub kine_image: Option<ImageSpec>,
+}
+
+/// Builds and checks `spec.dataStores`, `spec.tenantDataStores` and `spec.kamaji.kineImage`.
+pub(crate) fn platform(
+    src: &Source,
+    spec: &raw::PlatformSpec,
+    kamaji_namespace: &str,
+    errs: &mut Vec<Diagnostic>,
+) -> PlatformDataStores {
+    let mut stores: BTreeMap<String, SharedDataStore> = BTreeMap::new();
+    for (i, entry) in spec.data_stores.iter().enumerate() {
+        let field = format!("spec.dataStores[{i}]");
+        let (name, name_field) = match entry {
+            raw::DataStoreEntry::Name(n) => (n, field.clone()),
+            raw::DataStoreEntry::Declared(d) => (&d.name, format!("{field}.name")),
+        };
+        if !is_dns1123_subdomain(name) {
+            errs.push(
+                src.error(&name_field, format!("`{name}` is not a valid DataStore name"))
+                    .with_hint("lower-case letters, digits, `-` and `.`"),
+            );
+        }
+        if let Some(first) = stores.get(name) {
+            errs.push(
+                src.error(&name_field, format!("DataStore `{name}` is declared twice"))
+                    .with_hint(format!(
+                        "it is also {}; DataStores are cluster-wide: keep one",
+                        first.field
+                    )),
+            );
+            continue;
+        }
+        let store = match entry {
+            raw::DataStoreEntry::Name(n) => SharedDataStore {
+                name: n.clone(),
+                // The kamaji release's bundled datastore is its kamaji-etcd.
+                driver: (n == DEFAULT_DATASTORE).then_some(Driver::Etcd),
+                connection: None,
+                field: field.clone(),
+            },
+            raw::DataStoreEntry::Declared(d) => declared(src, &field, d, kamaji_namespace, errs),
+        };
+        stores.insert(name.clone(), store);
+    }
+
+    let td = spec.tenant_data_stores.clone().unwrap_or_default();
+    if let Some(name) = &td.default {
+        let field = "spec.tenantDataStores.default";
+        match stores.get(name) {
+            None => errs.push(unknown(src, field, name, &stores)),
+            Some(s) if s.driver == Some(Driver::Nats) => errs.push(
+                src.error(field, format!("`{name}` is a NATS DataStore, which serves one tenant only"))
+                    .with_hint("Kamaji blocks every further TenantControlPlane on a NATS DataStore (docs: alternative datastores); name a SQL or etcd DataStore, or give one tenant `shared: {name}`"),
+            ),
+            Some(_) => {}
+        }
+    }
+    let overrides = overrides(
+        src,
+        "spec.tenantDataStores.overrides",
+        td.overrides.as_deref().unwrap_or_default(),
+        &stores,
+        errs,
+    );
+
+    let kine_image = stores
+        .values()
+        .any(|s| s.driver.is_some_and(Driver::uses_kine))
+        .then(|| {
+            image_or_default(
+                src,
+                "spec.kamaji.kineImage",
+                spec.kamaji.kine_image.as_ref(),
+                KINE_IMAGE,
+                errs,
+            )
+        });
+    PlatformDataStores {
+        stores,
+        default: td.default,
+        overrides,
+        kine_image,
+    }
+}
+
+/// `spec.dataStores[i]` written as a mapping.
+fn declared(
+    src: &Source,
+    field: &str,
+    d: &raw::DeclaredDataStore,
+    kamaji_namespace: &str,
+    errs: &mut Vec<Diagnostic>,
+) -> SharedDataStore {
+    let mut store = SharedDataStore {
+        name: d.name.clone(),
+        driver: Some(d.driver),
+        connection: None,
+        field: field.to_string(),
+    };
+    if d.endpoints.is_empty() {
+        if d.basic_auth.is_some() || d.tls.is_some() || d.secrets_namespace.is_some() {
+            errs.push(
+                src.error(field, format!("DataStore `{}` has credentials but no `endpoints`", d.name))
+                    .with_hint("give `endpoints` for kaas-gitops to render the DataStore; without them it is created elsewhere and only `name` and `driver` are declared"),
+            );
+        }
+        return store;
+    }
+    for (i, e) in d.endpoints.iter().enumerate() {
+        if let Some(problem) = endpoint_problem(e) {
+            errs.push(
+                src.error(&format!("{field}.endpoints[{i}]"), format!("`{e}` {problem}"))
+                    .with_hint("write `host:port` without a scheme, e.g. `pg-rw.postgres.svc:5432`: Kamaji adds the scheme itself"),
+            );
+        }
+    }
+    let ns = d.secrets_namespace.as_deref().unwrap_or(kamaji_namespace).to_string();
+    let key = |name: &str, key: Option<&String>, default: &str| SecretKey {
+        name: name.to_string(),
+        namespace: ns.clone(),
+        key: key.cloned().unwrap_or_else(|| default.to_string()),
+    };
+    let basic_auth = d.basic_auth.as_ref().map(|b| {
+        (
+            key(&b.secret_name, b.username_key.as_ref(), "username"),
+            key(&b.secret_name, b.password_key.as_ref(), "password"),
+        )
+    });
+    let tls = d.tls.as_ref().map(|t| {
+        let ca = &t.certificate_authority;
+        Tls {
+            ca_certificate: key(&ca.secret_name, ca.certificate_key.as_ref(), "ca.crt"),
+            // Only etcd uses it; Kamaji reads a given one for no other driver.
+            ca_private_key: (d.driver == Driver::Etcd)
+                .then(|| key(&ca.secret_name, ca.private_key_key.as_ref(), "ca.key")),
+            client: t.client_certificate.as_ref().map(|c| {
+                (
+                    key(&c.secret_name, c.certificate_key.as_ref(), "tls.crt"),
+                    key(&c.secret_name, c.private_key_key.as_ref(), "tls.key"),
+                )
+            }),
+        }
+    });
+    match d.driver {
+        // The CEL rules of `DataStoreSpec`: etcd needs the CA's key and a client certificate.
+        Driver::Etcd if tls.as_ref().is_none_or(|t| t.client.is_none()) => errs.push(
+            src.error(field, format!("the etcd DataStore `{}` needs `tls` with `clientCertificate`", d.name))
+                .with_hint("Kamaji logs in with the client certificate and signs each tenant's own with the CA's key: `tls: {certificateAuthority: {secretName: <ca>}, clientCertificate: {secretName: <client>}}` (keys `ca.crt`, `ca.key`, `tls.crt`, `tls.key`)"),
+        ),
+        Driver::MySQL | Driver::PostgreSQL | Driver::Nats if basic_auth.is_none() && tls.is_none() => errs.push(
+            src.error(field, format!("the {} DataStore `{}` needs `basicAuth` or `tls`", d.driver.as_str(), d.name))
+                .with_hint("name the Secret Kamaji logs in with: `basicAuth: {secretName: <secret>}` (keys `username` and `password`), or a client certificate under `tls`"),
+        ),
+        _ => {}
+    }
+    store.connection = Some(Connection {
+        endpoints: d.endpoints.clone(),
+        basic_auth,
+        tls,
+    });
+    store
+}
+
+/// What is wrong with a `host:port` endpoint, if anything.
+fn endpoint_problem(e: &str) -> Option<&'static str> {
+    if e.contains("://") {
+        return Some("has a scheme");
+    }
+    let Some((host, port)) = e.rsplit_once(':') else {
+        return Some("has no port");
+    };
+    if host.is_empty() {
+        return Some("has no host");
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => None,
+        _ => Some("has no valid port"),
+    }
+}
+
+fn unknown(src: &Source, field: &str, name: &str, stores: &BTreeMap<String, SharedDataStore>) -> Diagnostic {
+    let known: Vec<_> = stores.keys().map(|s| format!("`{s}`")).collect();
+    src.error(field, format!("the platform declares no DataStore `{name}`"))
+        .with_hint(if known.is_empty() {
+            "kaas.yaml `spec.dataStores` is empty; declare it there".to_string()
+        } else {
+            format!("declared in kaas.yaml `spec.dataStores`: {}", known.join(", "))
+        })
+}
+
+/// A list of `dataStoreOverrides` at `field`, checked: built-in resources only, each once, on a
+/// declared etcd DataStore (Kamaji 26.8.2-edge `controllers/tenantcontrolplane_controller.go`
+/// `dataStoreOverride`: "DataStoreOverrides can only use ETCD driver").
+pub(crate) fn overrides(
+    src: &Source,
+    field: &str,
+    given: &[raw::DataStoreOverride],
+    stores: &BTreeMap<String, SharedDataStore>,
+    errs: &mut Vec<Diagnostic>,
+) -> Vec<DataStoreOverride> {
+    let mut out: Vec<DataStoreOverride> = Vec::new();
+    for (i, o) in given.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        match o.resource.split_once('/') {
+            Some((group, resource))
+                if BUILT_IN_GROUPS.contains(&group) && !resource.is_empty() && !resource.contains('/') => {}
+            _ => errs.push(
+                src.error(&format!("{f}.resource"), format!("`{}` is not a resource kube-apiserver serves itself", o.resource))
+                    .with_hint("write `<group>/<resource>` of a built-in resource: `/events` (core group), `events.k8s.io/events`, `coordination.k8s.io/leases`; custom resources cannot move"),
+            ),
+        }
+        if out.iter().any(|p| p.resource == o.resource) {
+            errs.push(
+                src.error(
+                    &format!("{f}.resource"),
+                    format!("`{}` is overridden twice", o.resource),
+                )
+                .with_hint("a resource lives on one DataStore; keep one entry"),
+            );
+        }
+        match stores.get(&o.data_store) {
+            None => errs.push(unknown(src, &format!("{f}.dataStore"), &o.data_store, stores)),
+            Some(s) if s.driver.is_some_and(|d| d != Driver::Etcd) => errs.push(
+                src.error(
+                    &format!("{f}.dataStore"),
+                    format!("`{}` is a {} DataStore; Kamaji moves resources only to etcd ones", o.data_store, s.driver.map_or("", Driver::as_str)),
+                )
+                .with_hint("name an etcd DataStore (Kamaji refuses the control plane otherwise: \"DataStoreOverrides can only use ETCD driver\")"),
+            ),
+            Some(_) => {}
+        }
+        out.push(DataStoreOverride {
+            resource: o.resource.clone(),
+            data_store: o.data_store.clone(),
+        });
+    }
+    out
+}
+
+/// The second and later tenants on one NATS DataStore: Kamaji serves one TenantControlPlane per
+/// NATS DataStore and blocks the others' reconciliation (its guide "alternative datastores").
+pub(crate) fn nats_shared(platform: &crate::model::Platform, tenants: &[(Tenant, &Source)]) -> Vec<Diagnostic> {
+    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut errs = Vec::new();
+    for (t, src) in tenants {
+        let DataStore::Shared(name) = &t.datastore else {
+            continue;
+        };
+        if platform.datastore_driver(name) != Some(Driver::Nats) {
+            continue;
+        }
+        match first.get(name.as_str()) {
+            None => {
+                first.insert(name, &t.name);
+            }
+            Some(owner) => errs.push(
+                src.error(
+                    "spec.controlPlane.dataStore.shared",
+                    format!("the NATS DataStore `{name}` already serves tenant `{owner}`"),
+                )
+                .with_hint("a NATS DataStore holds one tenant's control plane (Kamaji blocks the others): declare a NATS DataStore per tenant, or use a SQL or etcd one"),
+            ),
+        }
+    }
+    errs
+}
