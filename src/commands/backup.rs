@@ -14,7 +14,7 @@ use crate::diagnostics::Diagnostic;
 use crate::layout::{platform_kustomization_names, tenant_kustomization_name};
 use crate::model::{Backups, DataStore, Model, Tenant};
 use crate::render::Options;
-use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, Target, restore_pod};
+use crate::render::backup::{DEFAULT_DATASTORE, DEFAULT_RELEASE, REVISION_BUMP, Target, restore_pod};
 use crate::render::images::Images;
 use crate::render::platform::KAMAJI_RELEASE;
 use crate::repo::inputs;
@@ -235,10 +235,23 @@ fn script(
         w,
         "\n# 4. Restore every member's volume from the snapshot, one Pod per member."
     );
+    // Said in the plan, not only in the Pod: whoever runs it should know why every watch of the
+    // tenant breaks once, and not restore with a bare `snapshot restore` by hand instead.
+    let _ = writeln!(
+        w,
+        "# etcdutl snapshot restore --bump-revision {REVISION_BUMP} --mark-compacted: the restored revision jumps past any a client saw before, and older ones read as compacted, so kubelets, Flux and controllers watching the tenant relist instead of keeping a stale watch (etcd-io/etcd#16028)."
+    );
     for i in 0..target.replicas {
         let pod = target.restore_pod_name(i);
         // Without the generated-file header: this Pod is applied by hand, never committed.
-        let body = crate::render::yaml::body(&restore_pod(backups, images, target, i, snapshot));
+        let body = crate::render::yaml::body(&restore_pod(
+            backups,
+            images,
+            &model.platform.etcd_image,
+            target,
+            i,
+            snapshot,
+        ));
         let _ = writeln!(w, "kubectl apply -f - <<'EOF'\n{body}EOF");
         let _ = writeln!(
             w,

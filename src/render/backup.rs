@@ -6,7 +6,7 @@
 //! The restore procedure (docs/backup.md) is printed by `kaas-gitops backup restore-plan`.
 
 use crate::diagnostics::Diagnostic;
-use crate::model::{BackupDestination, BackupPolicy, Backups, DataStore, Platform, Tenant};
+use crate::model::{BackupDestination, BackupPolicy, Backups, DataStore, ImageSpec, Platform, Tenant};
 use crate::render::images::Images;
 use crate::render::node::Node;
 use crate::render::{Object, meta};
@@ -110,11 +110,30 @@ while [ "$excess" -gt 0 ]; do
 done
 "#;
 
-/// Restores one member's data directory from a snapshot: `$SNAPSHOT`, or the newest
-/// `$BACKUP_NAME-*.db` in `$BACKUP_DIR` when empty. Environment: `SNAPSHOT`, `BACKUP_DIR`,
-/// `BACKUP_NAME`, `MEMBER` (the member's name), `INITIAL_CLUSTER`, `PEER_URL`,
-/// `CLUSTER_TOKEN`, `DATA_DIR`. The restored member replaces `$DATA_DIR/member`.
-pub const RESTORE_SCRIPT: &str = r#"# kaas-gitops etcd restore of one member.
+/// How far `etcdutl snapshot restore --bump-revision` moves the restored etcd's revision on.
+///
+/// A restore from a snapshot takes etcd's revision back to the snapshot's. Everything that
+/// watches the tenant API server (kubelets, Flux, controllers, the API server's own watch cache)
+/// holds a `resourceVersion` from before the restore, which is an etcd revision: resumed from it,
+/// a watch either waits for revisions the restored etcd has not reached or reads new writes under
+/// numbers it already saw, and never relists (Azure/ARO-HCP#6641 met this after a restore; the
+/// etcd side is etcd-io/etcd#16028, "Restoring etcd without breaking API guarantees"). Bumping the
+/// revision past every revision the lost etcd can have written since the snapshot, and marking
+/// the bumped revision compacted (`--mark-compacted`, which etcdutl requires with a bump), makes
+/// every old watch fail with "required revision has been compacted", and clients relist.
+///
+/// The bump must exceed the revisions written between the snapshot and the loss: snapshots are
+/// taken at most every few hours here, and at a sustained 1,000 writes a second a tenant needs
+/// over eleven days to write 1,000,000,000. Revisions are int64, so the bump costs nothing.
+pub const REVISION_BUMP: u64 = 1_000_000_000;
+
+/// First step of a member's restore: picks the snapshot (`$SNAPSHOT`, or the newest
+/// `$BACKUP_NAME-*.db` in `$BACKUP_DIR` when empty), verifies it, clears the staging directory and
+/// links the snapshot as `$DATA_DIR/restore.db` for the etcdutl step, which has no shell to pick
+/// it. `snapshot restore` refuses an existing directory: the member is restored beside
+/// (`$DATA_DIR/restore`) and swapped in by [`RESTORE_SWAP_SCRIPT`]. Environment: `SNAPSHOT`, `BACKUP_DIR`, `BACKUP_NAME`, `DATA_DIR`. Runs in the backup image
+/// (a shell and etcdctl).
+pub const RESTORE_PREPARE_SCRIPT: &str = r#"# kaas-gitops etcd restore of one member: pick and check the snapshot.
 set -eu
 if [ -z "${SNAPSHOT:-}" ]; then
   for f in "$BACKUP_DIR/$BACKUP_NAME"-*.db; do
@@ -128,16 +147,57 @@ fi
 tool=etcdctl
 if command -v etcdutl >/dev/null 2>&1; then tool=etcdutl; fi
 "$tool" snapshot status "$SNAPSHOT" -w table
-# `snapshot restore` refuses an existing directory: restore beside, then swap in.
-staging="$DATA_DIR/restore-$$"
-rm -rf "$staging"
-"$tool" snapshot restore "$SNAPSHOT" --name "$MEMBER" --initial-cluster "$INITIAL_CLUSTER" \
-  --initial-cluster-token "$CLUSTER_TOKEN" --initial-advertise-peer-urls "$PEER_URL" --data-dir "$staging"
-rm -rf "$DATA_DIR/member"
-mv "$staging/member" "$DATA_DIR/member"
-rmdir "$staging"
-echo "restored $SNAPSHOT into $DATA_DIR as $MEMBER"
+rm -rf "$DATA_DIR/restore" "$DATA_DIR/restore.db"
+ln -s "$SNAPSHOT" "$DATA_DIR/restore.db"
+echo "restoring $SNAPSHOT"
 "#;
+
+/// Last step of a member's restore: the restored member replaces `$DATA_DIR/member`.
+/// Environment: `MEMBER`, `DATA_DIR`. Runs in the backup image.
+pub const RESTORE_SWAP_SCRIPT: &str = r#"# kaas-gitops etcd restore of one member: swap the restored data in.
+set -eu
+snapshot=$(readlink "$DATA_DIR/restore.db")
+rm -rf "$DATA_DIR/member"
+mv "$DATA_DIR/restore/member" "$DATA_DIR/member"
+rmdir "$DATA_DIR/restore"
+rm -f "$DATA_DIR/restore.db"
+echo "restored $snapshot into $DATA_DIR as $MEMBER"
+"#;
+
+/// The etcdutl step's command line. No shell: it runs in the etcd image the members run,
+/// distroless from etcd v3.5.7 on. Kubernetes expands each `$(VAR)` from the container's
+/// environment. `--bump-revision` and `--mark-compacted` exist in etcdutl from v3.5.10 and in
+/// every v3.6 (etcd-io/etcd `etcdutl/etcdutl/snapshot_command.go`: absent at v3.5.6 and v3.5.9,
+/// present at v3.5.10 and v3.6.12), so the backup image (`quay.io/coreos/etcd:v3.5.6`, kept for
+/// its shell) cannot run it; the members' image (`spec.kamajiEtcd.image`, v3.6.12 by default)
+/// can, and its etcdutl writes the data dir the members' etcd reads.
+pub fn restore_args() -> Vec<String> {
+    [
+        "snapshot",
+        "restore",
+        "$(DATA_DIR)/restore.db",
+        "--name",
+        "$(MEMBER)",
+        "--initial-cluster",
+        "$(INITIAL_CLUSTER)",
+        "--initial-cluster-token",
+        "$(CLUSTER_TOKEN)",
+        "--initial-advertise-peer-urls",
+        "$(PEER_URL)",
+        "--data-dir",
+        "$(DATA_DIR)/restore",
+        "--bump-revision",
+        &REVISION_BUMP.to_string(),
+        "--mark-compacted",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+/// etcdutl in the etcd release images (etcd-io/etcd v3.6.12 `Dockerfile`: `ADD etcdutl
+/// /usr/local/bin/` onto `gcr.io/distroless/static-debian12`).
+pub const ETCDUTL: &str = "/usr/local/bin/etcdutl";
 
 /// How a kamaji-etcd release got its certificates, which decides the Secrets' names and keys
 /// (clastix/kamaji-etcd chart 0.17.0, `templates/_helpers.tpl`: `etcd.clientSecretName`,
@@ -508,43 +568,72 @@ fn cronjob(b: &Backups, images: &Images, target: &Target, labels: Node) -> Node 
     }
 }
 
-/// The Pod that restores member `i`'s volume, in the datastore's namespace.
-pub fn restore_pod(backups: &Backups, images: &Images, target: &Target, i: u32, snapshot: Option<&str>) -> Node {
+/// The Pod that restores member `i`'s volume, in the datastore's namespace: the backup image
+/// picks the snapshot ([`RESTORE_PREPARE_SCRIPT`]), the members' etcd image restores it with a
+/// revision bump ([`restore_args`]), the backup image swaps it in ([`RESTORE_SWAP_SCRIPT`]).
+pub fn restore_pod(
+    backups: &Backups,
+    images: &Images,
+    etcd_image: &ImageSpec,
+    target: &Target,
+    i: u32,
+    snapshot: Option<&str>,
+) -> Node {
     let from_bucket = matches!(backups.destination, BackupDestination::S3 { .. });
     // From a bucket the download lands alone in a scratch volume: restore the newest there.
     let local_snapshot = match (from_bucket, snapshot) {
         (false, Some(s)) => format!("{BACKUP_DIR}/{s}"),
         _ => String::new(),
     };
-    let restore = map! {
-        "name" => "restore",
-        "image" => images.get(&backups.image).full(),
-        "command" => seq!["/bin/sh", "-ec", RESTORE_SCRIPT],
+    // The etcdutl step follows the snapshot link to the backup volume: mounted at the same path.
+    let mounts = seq![
+        map! {"name" => "data", "mountPath" => DATA_DIR},
+        map! {"name" => "backups", "mountPath" => BACKUP_DIR, "readOnly" => (!from_bucket).then_some(true)},
+    ];
+    let shell_image = images.get(&backups.image).full();
+    let prepare = map! {
+        "name" => "prepare",
+        "image" => shell_image.clone(),
+        "command" => seq!["/bin/sh", "-ec", RESTORE_PREPARE_SCRIPT],
         "env" => seq![
             env("SNAPSHOT", local_snapshot),
             env("BACKUP_DIR", BACKUP_DIR),
             env("BACKUP_NAME", &target.release),
+            env("DATA_DIR", DATA_DIR),
+        ],
+        "volumeMounts" => mounts.clone(),
+    };
+    let restore = map! {
+        "name" => "restore",
+        "image" => images.get(etcd_image).full(),
+        "command" => seq![ETCDUTL],
+        "args" => restore_args(),
+        "env" => seq![
             env("MEMBER", target.member(i)),
             env("INITIAL_CLUSTER", target.initial_cluster()),
             env("PEER_URL", target.peer_url(i)),
             env("CLUSTER_TOKEN", CLUSTER_TOKEN),
             env("DATA_DIR", DATA_DIR),
         ],
-        "volumeMounts" => seq![
-            map! {"name" => "data", "mountPath" => DATA_DIR},
-            map! {"name" => "backups", "mountPath" => BACKUP_DIR, "readOnly" => (!from_bucket).then_some(true)},
-        ],
+        "volumeMounts" => mounts.clone(),
+    };
+    let swap = map! {
+        "name" => "swap",
+        "image" => shell_image,
+        "command" => seq!["/bin/sh", "-ec", RESTORE_SWAP_SCRIPT],
+        "env" => seq![env("MEMBER", target.member(i)), env("DATA_DIR", DATA_DIR)],
+        "volumeMounts" => mounts,
     };
     let (init, backups_volume) = match &backups.destination {
         BackupDestination::Pvc { .. } => (
-            Node::Absent,
+            Vec::new(),
             map! {"name" => "backups", "persistentVolumeClaim" => map! {"claimName" => target.backup_claim(), "readOnly" => true}},
         ),
         BackupDestination::S3 {
             credentials_secret,
             image,
         } => (
-            seq![map! {
+            vec![map! {
                 "name" => "download",
                 "image" => images.get(image).full(),
                 "command" => seq!["/bin/sh", "-ec", DOWNLOAD_SCRIPT],
@@ -569,8 +658,8 @@ pub fn restore_pod(backups: &Backups, images: &Images, target: &Target, i: u32, 
         "spec" => map! {
             "restartPolicy" => "Never",
             "automountServiceAccountToken" => false,
-            "initContainers" => init,
-            "containers" => seq![restore],
+            "initContainers" => init.into_iter().chain([prepare, restore]).collect::<Vec<Node>>(),
+            "containers" => seq![swap],
             "volumes" => seq![
                 map! {"name" => "data", "persistentVolumeClaim" => map! {"claimName" => target.data_claim(i)}},
                 backups_volume,

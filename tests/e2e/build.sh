@@ -21,6 +21,8 @@ CAPI_VERSION=v1.14.0   # sigs.k8s.io/cluster-api, kept equal to build/capi/go.mo
 # (shared packages compile once: the two Cluster API managers share most of theirs).
 programs=(
   "etcd etcd go.etcd.io/etcd/server/v3"
+  # etcdutl: the restore of backup restore-plan (snapshot restore --bump-revision, etcd >= 3.5.10).
+  "etcdutl etcd go.etcd.io/etcd/etcdutl/v3"
   "source-controller source-controller github.com/fluxcd/source-controller"
   "kustomize-controller kustomize-controller github.com/fluxcd/kustomize-controller"
   "helm-controller helm-controller github.com/fluxcd/helm-controller"
@@ -43,6 +45,13 @@ ldflags_of() {
     capi) echo "$capi_ldflags" ;;
     *) echo "-s -w" ;;
   esac
+}
+
+# The file `go build -o DIR` writes for a main package: its last path element, or the one
+# before when the last is a major version suffix (v2, v3, ...).
+binary_of() {
+  local base="${1##*/}"
+  case "$base" in v[0-9]*) local rest="${1%/*}"; echo "${rest##*/}" ;; *) echo "$base" ;; esac
 }
 
 # The modules in first-seen order, and the cache bin folder of each.
@@ -82,8 +91,9 @@ for mod in "${mods[@]}"; do
   echo "building ${names[*]} from module $mod (log: $log)" >&2
   t0=$(date +%s)
   # One package: -o names the file; several: -o names a folder, each binary named after the last
-  # element of its package path.
-  if [ ${#pkgs[@]} = 1 ]; then out="$tmp/$(basename "${pkgs[0]}")"; else out="$tmp/"; fi
+  # element of its package path that is not a major version (`go help build`: etcd's
+  # go.etcd.io/etcd/etcdutl/v3 is written as `etcdutl`).
+  if [ ${#pkgs[@]} = 1 ]; then out="$tmp/$(binary_of "${pkgs[0]}")"; else out="$tmp/"; fi
   if ! (cd "$build/$mod" && go build -p "${E2E_GO_PARALLEL:-2}" -trimpath -ldflags "$(ldflags_of "$mod")" \
         -o "$out" "${pkgs[@]}") >>"$log" 2>&1; then
     tail -30 "$log" >&2
@@ -91,7 +101,7 @@ for mod in "${mods[@]}"; do
     echo "error: building ${names[*]} failed (log: $log)" >&2
     exit 1
   fi
-  for i in "${!names[@]}"; do mv "$tmp/$(basename "${pkgs[$i]}")" "$bin/${names[$i]}"; done
+  for i in "${!names[@]}"; do mv "$tmp/$(binary_of "${pkgs[$i]}")" "$bin/${names[$i]}"; done
   rm -rf "$tmp"
   echo "built ${names[*]} in $(( $(date +%s) - t0 ))s" | tee -a "$log" >&2
 done

@@ -363,6 +363,100 @@ fn restore_plan_stops_the_control_plane_restores_every_member_and_starts_again()
     assert!(run.stderr.contains("no tenant `nobody`"), "{}", run.stderr);
 }
 
+/// Every restore Pod a plan prints (the `kubectl apply -f - <<'EOF' ... EOF` documents).
+fn pods(plan: &str) -> Vec<Value> {
+    plan.split("<<'EOF'\n")
+        .skip(1)
+        .map(|rest| yaml(&rest[..rest.find("\nEOF\n").expect("its end")]))
+        .collect()
+}
+
+fn init_container<'a>(pod: &'a Value, name: &str) -> &'a Value {
+    pod["spec"]["initContainers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no init container {name}: {pod:#}"))
+}
+
+/// The flag values of an argument list: `--bump-revision 5` as ("--bump-revision", Some("5")),
+/// a flag followed by another flag or nothing as (flag, None).
+fn flags(args: &[String]) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        if a.starts_with("--") {
+            let value = it.next_if(|v| !v.starts_with("--")).cloned();
+            out.push((a.clone(), value));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_restore_bumps_the_revision_and_marks_it_compacted_with_an_etcdutl_that_has_the_flags() {
+    let repo = Repo::example();
+    for (tenant, members) in [("acme", 3), ("initech", 3)] {
+        let run = repo.run(&["backup", "restore-plan", tenant]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        // The why, as a comment line of step 4 (before the first Pod).
+        let comment = "# etcdutl snapshot restore --bump-revision 1000000000 --mark-compacted: ";
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(comment))
+            .unwrap_or_else(|| panic!("no line `{comment}`:\n{}", run.stdout));
+        assert!(line.contains("relist instead of keeping a stale watch"), "{line}");
+        assert!(run.stdout.find(line).unwrap() < run.stdout.find("<<'EOF'").unwrap());
+        let pods = pods(&run.stdout);
+        assert_eq!(pods.len(), members, "{}", run.stdout);
+        for pod in &pods {
+            let restore = init_container(pod, "restore");
+            // The members' own image (spec.kamajiEtcd.image, v3.6.12): the backup image, v3.5.6,
+            // has an etcdutl without the flags (added in v3.5.10).
+            let image = restore["image"].as_str().unwrap();
+            assert!(image.starts_with("quay.io/coreos/etcd:v3.6.12"), "{image}");
+            assert_eq!(restore["command"], serde_json::json!(["/usr/local/bin/etcdutl"]));
+            let args: Vec<String> = restore["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(args[..3], ["snapshot", "restore", "$(DATA_DIR)/restore.db"]);
+            let flags = flags(&args);
+            let value = |f: &str| {
+                flags
+                    .iter()
+                    .find(|(k, _)| k == f)
+                    .unwrap_or_else(|| panic!("no {f} in {args:?}"))
+                    .1
+                    .clone()
+            };
+            assert_eq!(value("--bump-revision").as_deref(), Some("1000000000"));
+            assert_eq!(value("--mark-compacted"), None, "a switch, it takes no value");
+            assert_eq!(value("--data-dir").as_deref(), Some("$(DATA_DIR)/restore"));
+            // Each $(VAR) the args use is in the container's environment (Kubernetes leaves an
+            // unknown one as it is).
+            let env: Vec<String> = env_of(restore).into_iter().map(|(k, _)| k).collect();
+            for a in &args {
+                if let Some(var) = a.strip_prefix("$(").and_then(|v| v.split(')').next()) {
+                    assert!(env.contains(&var.to_string()), "{var} not in {env:?}");
+                }
+            }
+            // The shell steps before and after run in the backup image, which has a shell.
+            assert!(
+                init_container(pod, "prepare")["image"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("quay.io/coreos/etcd:v3.5.6")
+            );
+            assert_eq!(pod["spec"]["containers"][0]["name"], "swap");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // End to end with a real etcd
 // ---------------------------------------------------------------------------------------------
@@ -460,11 +554,15 @@ struct Etcd {
 
 impl Etcd {
     fn start(pki: &Pki, name: &str, data_dir: &Path, peer_port: u16) -> Etcd {
+        Etcd::start_with(&require("etcd"), pki, name, data_dir, peer_port)
+    }
+
+    fn start_with(etcd: &Path, pki: &Pki, name: &str, data_dir: &Path, peer_port: u16) -> Etcd {
         let client_port = free_port();
         let endpoint = format!("https://127.0.0.1:{client_port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
         let log = std::fs::File::create(data_dir.with_extension("log")).unwrap();
-        let child = Command::new(require("etcd"))
+        let child = Command::new(etcd)
             .args(["--name", name, "--data-dir"])
             .arg(data_dir)
             .args([
@@ -549,6 +647,7 @@ fn first_pod(plan: &str) -> Value {
 fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_brings_it_back() {
     require("etcd");
     require("etcdctl");
+    let tools = etcd36();
     let repo = rendered_example();
     let cronjob = yaml(&repo.read("overlays/tenants/acme/cronjob-acme-etcd-backup.yaml"));
     let snapshot = container(&cronjob, "snapshot");
@@ -624,37 +723,65 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
     let plan = repo.run(&["backup", "restore-plan", "acme"]);
     assert_eq!(plan.code, 0, "{}", plan.stderr);
     let pod = first_pod(&plan.stdout);
-    let restore = &pod["spec"]["containers"][0];
-    let restore_script = restore["command"][2].as_str().unwrap();
     let data = tmp.path().join("restored");
     std::fs::create_dir(&data).unwrap();
     // etcd refuses a data dir others can read; a member's volume root is already like that.
     std::fs::set_permissions(&data, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let peer_port = free_port();
     let peer = format!("http://127.0.0.1:{peer_port}");
-    let mut env = env_of(restore);
-    for (k, v) in &mut env {
-        *v = match k.as_str() {
-            "BACKUP_DIR" => backups.display().to_string(),
-            "MEMBER" => "restored".into(),
-            "INITIAL_CLUSTER" => format!("restored={peer}"),
-            "PEER_URL" => peer.clone(),
-            "DATA_DIR" => data.display().to_string(),
-            _ => v.clone(),
-        };
-    }
-    let out = run_ok(
-        Command::new("/bin/sh")
-            .args(["-ec", restore_script])
-            .envs(env.iter().map(|(k, v)| (k, v))),
+    let local_env = |c: &Value| -> Vec<(String, String)> {
+        let mut env = env_of(c);
+        for (k, v) in &mut env {
+            *v = match k.as_str() {
+                "BACKUP_DIR" => backups.display().to_string(),
+                "MEMBER" => "restored".into(),
+                "INITIAL_CLUSTER" => format!("restored={peer}"),
+                "PEER_URL" => peer.clone(),
+                "DATA_DIR" => data.display().to_string(),
+                _ => v.clone(),
+            };
+        }
+        env
+    };
+    // The Pod's three steps in its order: the shell picks and links the snapshot, etcdutl (built
+    // from go.etcd.io/etcd/etcdutl/v3, as the image's) restores with its args, `$(VAR)` expanded
+    // as Kubernetes does, the shell swaps the result in.
+    let shell = |c: &Value| {
+        assert_eq!(c["command"][0], "/bin/sh");
+        run_ok(
+            Command::new("/bin/sh")
+                .args(["-ec", c["command"][2].as_str().unwrap()])
+                .envs(local_env(c)),
+        )
+    };
+    let out = shell(init_container(&pod, "prepare"));
+    assert!(
+        out.contains(&format!("restoring {}", backups.join(newest).display())),
+        "{out}"
     );
+    let restore = init_container(&pod, "restore");
+    let env = local_env(restore);
+    let args: Vec<String> = restore["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            env.iter().fold(a.as_str().unwrap().to_string(), |a, (k, v)| {
+                a.replace(&format!("$({k})"), v)
+            })
+        })
+        .collect();
+    run_ok(Command::new(tools.join("etcdutl")).args(&args));
+    let out = shell(&pod["spec"]["containers"][0]);
     assert!(
         out.contains(&format!("restored {}", backups.join(newest).display())),
         "{out}"
     );
+    let before = revision(&source, &pki);
     drop(source);
 
-    let restored = Etcd::start(&pki, "restored", &data, peer_port);
+    // The members' etcd (v3.6, as the image's) on the restored data dir.
+    let restored = Etcd::start_with(&tools.join("etcd"), &pki, "restored", &data, peer_port);
     for i in [0, 17, 49] {
         assert_eq!(
             restored.get(&pki, &format!("/registry/things/{i:02}")),
@@ -668,4 +795,54 @@ fn the_rendered_snapshot_script_backs_up_a_real_etcd_and_the_printed_restore_bri
             .args(["get", "/registry/things/", "--prefix", "--keys-only"]),
     );
     assert_eq!(keys.lines().filter(|l| !l.is_empty()).count(), 50, "{keys}");
+    // The bump: the restored etcd is past every revision the old one had reached (the late
+    // write's included), by at least REVISION_BUMP ...
+    let after = revision(&restored, &pki);
+    assert!(after >= before + 1_000_000_000 - 1, "before {before}, after {after}");
+    // ... and a watch resumed from a revision a client saw before the restore is refused as
+    // compacted, which makes an informer relist instead of waiting on a stale watch.
+    let mut watch = restored.ctl(&pki);
+    watch
+        .args(["watch", "/registry/things/", "--prefix", &format!("--rev={before}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = watch.spawn().unwrap();
+    // A watch that is not refused waits for ever: bounded, and killed (then the assertion says so).
+    for _ in 0..50 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let watch = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&watch.stdout),
+        String::from_utf8_lossy(&watch.stderr)
+    );
+    assert!(said.contains("required revision has been compacted"), "{said}");
+}
+
+/// The cluster's current revision, from the header of a read.
+fn revision(etcd: &Etcd, pki: &Pki) -> u64 {
+    let out = run_ok(etcd.ctl(pki).args(["get", "/", "--prefix", "--limit=1", "-w", "json"]));
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    v["header"]["revision"].as_u64().unwrap()
+}
+
+/// etcd and etcdutl v3.6 (`etcdutl snapshot restore --bump-revision` needs v3.5.10 or later;
+/// Debian's etcd-client is 3.4), built from their Go modules by tests/e2e/build.sh (cached), or
+/// from `KAAS_ETCD_BIN` when set.
+fn etcd36() -> PathBuf {
+    if let Some(dir) = std::env::var_os("KAAS_ETCD_BIN") {
+        return PathBuf::from(dir);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/build.sh");
+    let out = Command::new(&script)
+        .env("E2E_PROGRAMS", "etcd etcdutl")
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
