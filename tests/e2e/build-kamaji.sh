@@ -2,8 +2,8 @@
 # Builds (or reuses) the programs only the kamaji scenario (E2E_ONLY=kamaji) runs: Kamaji's manager
 # (tag 26.8.2-edge) and the Kamaji control plane provider (v0.20.0). tests/e2e/run calls it only for
 # that scenario, so the default e2e and .ci/run never build them. Prints the bin folder on stdout
-# (symlinks `kamaji`, `kamaji-provider`, and `kamaji-src`: the Kamaji tree built, whose charts/ the
-# bed installs).
+# (symlinks `kamaji`, `kamaji-provider`, `kamaji-src`: the Kamaji tree built, whose charts/ the
+# bed installs, and `kine`).
 #
 # Sources: the Go module at the pinned commit where the module proxy serves it (any machine with the
 # public proxy); where the proxy refuses (this machine kind answers 403 for both modules) the same
@@ -38,6 +38,11 @@ kamaji_ldflags+=" -X github.com/clastix/kamaji/internal.BuildTime=2026-08-03T06:
 kamaji_ldflags+=" -X github.com/clastix/kamaji/internal.GitRepo=https://github.com/clastix/kamaji"
 # The provider's Makefile and Dockerfile build with no ldflags (`go build -o manager main.go`).
 provider_ldflags="-s -w"
+# kine, the sidecar Kamaji runs beside a tenant API server on a MySQL, PostgreSQL or NATS
+# DataStore (lib/kamaji_sql.py runs it as that container's stand-in). Kamaji's default image tag
+# (v0.11.10) is not served by the module proxy; v0.17.5 is, and speaks the same flags
+# (pkg/app/app.go: --listen-address, --endpoint, --ca-file, --cert-file, --key-file).
+KINE_VERSION=v0.17.5
 
 mkdir -p "$root/src"
 if command -v flock >/dev/null 2>&1; then exec {lock}>"$root/.lock-kamaji"; flock "$lock"; fi
@@ -100,11 +105,15 @@ build() {
 
 kamaji_bin="$(build kamaji "$kamaji_src" "$kamaji_ldflags" "$KAMAJI_COMMIT")"
 provider_bin="$(build kamaji-provider "$provider_src" "$provider_ldflags" "$PROVIDER_COMMIT" "$PROVIDER_KAMAJI_MODVER")"
+kine_src="$root/src/kine-$KINE_VERSION"
+fetch github.com/k3s-io/kine "$KINE_VERSION" "kine-$KINE_VERSION" "$kine_src"
+kine_bin="$(build kine "$kine_src" "-s -w" "$KINE_VERSION")"
 
-all="$root/bin-kamaji-$(echo "$kamaji_bin $provider_bin $kamaji_src" | sha256sum | cut -c1-16)"
+all="$root/bin-kamaji-$(echo "$kamaji_bin $provider_bin $kamaji_src $kine_bin" | sha256sum | cut -c1-16)"
 if [ ! -d "$all" ]; then
   tmp="$(mktemp -d "$root/.bin.XXXXXX")"
   ln -s "$kamaji_bin" "$tmp/kamaji"; ln -s "$provider_bin" "$tmp/kamaji-provider"; ln -s "$kamaji_src" "$tmp/kamaji-src"
+  ln -s "$kine_bin" "$tmp/kine"
   mv -T "$tmp" "$all" 2>/dev/null || rm -rf "$tmp"
 fi
 echo "$all"

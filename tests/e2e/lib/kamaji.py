@@ -730,7 +730,24 @@ def local_args(ctr, vols, bind):
 
 
 def tenant_processes(ns):
-    return {"kube-apiserver": f"tenant-apiserver-{ns}", "kube-controller-manager": f"tenant-controller-manager-{ns}"}
+    return {"kine": f"tenant-kine-{ns}", "kube-apiserver": f"tenant-apiserver-{ns}",
+            "kube-controller-manager": f"tenant-controller-manager-{ns}"}
+
+
+def container_env(c, ns, ctr):
+    """A container's environment as the kubelet gives it: `envFrom` Secrets, then `env` values."""
+    env = {}
+    for src in ctr.get("envFrom", []):
+        if "secretRef" in src:
+            data = c.get("-n", ns, "secret", src["secretRef"]["name"]).get("data") or {}
+            env.update({k: base64.b64decode(v).decode() for k, v in data.items()})
+    env.update({x["name"]: x["value"] for x in ctr.get("env", []) if "value" in x})
+    return env
+
+
+def expand(args, env):
+    """`$(VAR)` in a container's args, expanded as the kubelet does (unknown names stay as written)."""
+    return [re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), a) for a in args]
 
 
 def stop_tenant_processes(c, ns=TENANT):
@@ -775,6 +792,23 @@ def start_containers(bed, ns, host="127.0.0.1", controller_manager=True, quiet=F
 
     vols = materialize(c, ns, pod, os.path.join(bed.work, f"tenant-{ns}-volumes"))
     args = local_args(ctr, vols, [f"--bind-address={host}"])
+    if "kine" in ctrs:
+        # A MySQL, PostgreSQL or NATS DataStore: the kine container serves the etcd API on the
+        # unix socket of the `kine-uds` volume the API server's --etcd-servers names
+        # (Kamaji 26.8.2-edge internal/builders/controlplane/deployment.go buildKine).
+        kine = ctrs["kine"]
+        kine_bin = os.path.join(bed.kbin, "kine")
+        if not os.access(kine_bin, os.X_OK):
+            return [f"the TenantControlPlane's Pod has a kine container, and {bed.kbin} has no kine (tests/e2e/build-kamaji.sh builds it)"]
+        kine_args = expand(local_args(kine, vols, []), container_env(c, ns, kine))
+        sock = next(a.split("unix://", 1)[1] for a in kine_args if a.startswith("--listen-address=unix://"))
+        if os.path.exists(sock):
+            os.remove(sock)
+        c.spawn(names["kine"], [kine_bin, *kine_args])
+        c.wait_for(f"kine of {ns} listening on {sock}", lambda: os.path.exists(sock), timeout=60)
+        if not quiet:
+            standin(f"the kine container: the kine {os.path.basename(os.path.realpath(kine_bin))} program with its args "
+                    f"(the image asks {kine.get('image')}), its socket on the shared volume")
     if not quiet:
         standin(f"the containers of the TenantControlPlane's Pods: one kube-apiserver {c.version['gitVersion']} process "
                 f"(the image asks {ctr['image'].rsplit(':', 1)[-1]}) with the Pod's args and volumes on {host}:{port}"
@@ -1207,6 +1241,15 @@ def run(e, r):
         if default_bed_only(e, r, serves, fleet, "5-8.5 GiB of control plane Pods on the one Node"):
             from kamaji_fleet import ten_tenants  # imports this module
             r.run(fleet, ten_tenants, e)
+        sql = ("kamaji: a tenant on a real PostgreSQL through kine: Kamaji validates the DataStore kaas-gitops rendered "
+               "(its Secret named, never written), creates the tenant's database and role under the rendered names, and "
+               "the tenant API server serves from PostgreSQL (issue 45)")
+        if default_bed_only(e, r, serves, sql, "the kine image is not built for the Node"):
+            from kamaji_sql import postgres_bin, tenant_on_postgresql  # imports this module
+            if postgres_bin() is None:
+                r.not_run(sql, "no PostgreSQL server on this machine (Debian's postgresql package)")
+            else:
+                r.run(sql, tenant_on_postgresql, e)
     finally:
         issuer = getattr(e, "kamaji_issuer", None)
         if issuer is not None:
