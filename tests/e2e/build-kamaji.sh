@@ -3,7 +3,7 @@
 # (tag 26.8.2-edge) and the Kamaji control plane provider (v0.20.0). tests/e2e/run calls it only for
 # that scenario, so the default e2e and .ci/run never build them. Prints the bin folder on stdout
 # (symlinks `kamaji`, `kamaji-provider`, `kamaji-src`: the Kamaji tree built, whose charts/ the
-# bed installs, and `kine`).
+# bed installs, `kine` and `nats-server`).
 #
 # Sources: the Go module at the pinned commit where the module proxy serves it (any machine with the
 # public proxy); where the proxy refuses (this machine kind answers 403 for both modules) the same
@@ -43,6 +43,8 @@ provider_ldflags="-s -w"
 # (v0.11.10) is not served by the module proxy; v0.17.5 is, and speaks the same flags
 # (pkg/app/app.go: --listen-address, --endpoint, --ca-file, --cert-file, --key-file).
 KINE_VERSION=v0.17.5
+# nats-server, the NATS DataStore's server (JetStream) in lib/kamaji_sql.py: no Debian package.
+NATS_VERSION=v2.15.3
 
 mkdir -p "$root/src"
 if command -v flock >/dev/null 2>&1; then exec {lock}>"$root/.lock-kamaji"; flock "$lock"; fi
@@ -108,12 +110,15 @@ provider_bin="$(build kamaji-provider "$provider_src" "$provider_ldflags" "$PROV
 kine_src="$root/src/kine-$KINE_VERSION"
 fetch github.com/k3s-io/kine "$KINE_VERSION" "kine-$KINE_VERSION" "$kine_src"
 kine_bin="$(build kine "$kine_src" "-s -w" "$KINE_VERSION")"
+nats_src="$root/src/nats-server-$NATS_VERSION"
+fetch github.com/nats-io/nats-server/v2 "$NATS_VERSION" "nats-server-$NATS_VERSION" "$nats_src"
+nats_bin="$(build nats-server "$nats_src" "-s -w" "$NATS_VERSION")"
 
-all="$root/bin-kamaji-$(echo "$kamaji_bin $provider_bin $kamaji_src $kine_bin" | sha256sum | cut -c1-16)"
+all="$root/bin-kamaji-$(echo "$kamaji_bin $provider_bin $kamaji_src $kine_bin $nats_bin" | sha256sum | cut -c1-16)"
 if [ ! -d "$all" ]; then
   tmp="$(mktemp -d "$root/.bin.XXXXXX")"
   ln -s "$kamaji_bin" "$tmp/kamaji"; ln -s "$provider_bin" "$tmp/kamaji-provider"; ln -s "$kamaji_src" "$tmp/kamaji-src"
-  ln -s "$kine_bin" "$tmp/kine"
+  ln -s "$kine_bin" "$tmp/kine"; ln -s "$nats_bin" "$tmp/nats-server"
   mv -T "$tmp" "$all" 2>/dev/null || rm -rf "$tmp"
 fi
 echo "$all"

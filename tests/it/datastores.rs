@@ -20,15 +20,18 @@ const STORES: &str = r#"  dataStores:
     driver: NATS
     endpoints: ["nats.nats-system.svc:4222"]
     basicAuth: {secretName: nats-acme, usernameKey: user}
+  - name: etcd-main
+    driver: etcd
+    endpoints: ["etcd-main-0.etcd-main.kamaji-system.svc:2379"]
+    tls: {certificateAuthority: {secretName: fleet-etcd-ca}, clientCertificate: {secretName: etcd-main-root}}
   - name: events
     driver: etcd
     endpoints: ["events-etcd-0.events-etcd.kamaji-system.svc:2379"]
-    tls: {certificateAuthority: {secretName: events-etcd-ca}, clientCertificate: {secretName: events-etcd-root}}
+    tls: {certificateAuthority: {secretName: fleet-etcd-ca}, clientCertificate: {secretName: events-etcd-root}}
   tenantDataStores:
-    default: pg-gold
+    default: etcd-main
     overrides: [{resource: /events, dataStore: events}]
 "#;
-
 fn fleet(stores: &str) -> Repo {
     let repo = Repo::example();
     repo.replace("kaas.yaml", "  dataStores: [default]\n", stores);
@@ -67,7 +70,7 @@ fn declared_datastores_are_rendered_by_secret_reference_and_pass_kamajis_crd_rul
     let events = repo.object("overlays/platform/datastore-events.yaml");
     assert_eq!(
         events["spec"]["tlsConfig"]["certificateAuthority"]["privateKey"],
-        secret("events-etcd-ca", "kamaji-system", "ca.key")
+        secret("fleet-etcd-ca", "kamaji-system", "ca.key")
     );
     assert_eq!(
         events["spec"]["tlsConfig"]["clientCertificate"]["privateKey"],
@@ -89,11 +92,16 @@ fn declared_datastores_are_rendered_by_secret_reference_and_pass_kamajis_crd_rul
         "{args:?}"
     );
 
-    // globex names no DataStore: the fleet's default, and no etcd of its own; acme keeps its
-    // dedicated etcd; every control plane keeps its events on the etcd `events`.
+    // globex names no DataStore: the fleet's default, its events on `events` (one CA for both),
+    // and no etcd of its own; acme keeps its dedicated etcd and initech `default`, without
+    // overrides (the fleet's apply to the tenants on its default DataStore).
     let globex = repo.object("overlays/tenants/globex/kamajicontrolplane-globex.yaml");
-    assert_eq!(globex["spec"]["dataStoreName"], "pg-gold");
+    assert_eq!(globex["spec"]["dataStoreName"], "etcd-main");
     assert_eq!(globex["spec"]["dataStoreSchema"], "kaas_globex");
+    assert_eq!(
+        globex["spec"]["dataStoreOverrides"],
+        json!([{"resource": "/events", "dataStore": "events"}])
+    );
     assert!(
         !repo
             .path()
@@ -102,11 +110,9 @@ fn declared_datastores_are_rendered_by_secret_reference_and_pass_kamajis_crd_rul
     );
     let acme = repo.object("overlays/tenants/acme/kamajicontrolplane-acme.yaml");
     assert_eq!(acme["spec"]["dataStoreName"], "acme-etcd");
-    for kcp in [&globex, &acme] {
-        assert_eq!(
-            kcp["spec"]["dataStoreOverrides"],
-            json!([{"resource": "/events", "dataStore": "events"}])
-        );
+    let initech = repo.object("overlays/tenants/initech/kamajicontrolplane-initech.yaml");
+    for kcp in [&acme, &initech] {
+        assert!(kcp["spec"].get("dataStoreOverrides").is_none(), "{kcp}");
     }
 
     let crds = crds_dir();
@@ -142,7 +148,7 @@ fn datastore_mistakes_are_refused_together_each_at_its_line() {
                 "[\"nats://nats.nats-system.svc:4222\"]",
             )
             .replace(", clientCertificate: {secretName: events-etcd-root}", "")
-            .replace("    default: pg-gold\n", "    default: nats-acme\n")
+            .replace("    default: etcd-main\n", "    default: nats-acme\n")
             .replace(
                 "[{resource: /events, dataStore: events}]",
                 "[{resource: widgets.example.com/widgets, dataStore: pg-gold}]",
@@ -157,7 +163,7 @@ fn datastore_mistakes_are_refused_together_each_at_its_line() {
         ),
         (
             "the etcd DataStore `events` needs `tls` with `clientCertificate`",
-            "spec.dataStores[3]",
+            "spec.dataStores[4]",
         ),
         (
             "`nats-acme` is a NATS DataStore, which serves one tenant only",
@@ -226,7 +232,11 @@ fn a_nats_datastore_serves_one_tenant_and_the_second_is_refused_at_its_line() {
 
 #[test]
 fn a_deployed_tenant_moves_between_datastores_of_one_driver_only() {
-    let repo = fleet(&STORES.replace("    default: pg-gold\n", ""));
+    let repo = fleet(
+        &STORES
+            .replace("    default: etcd-main\n", "")
+            .replace("    overrides: [{resource: /events, dataStore: events}]\n", ""),
+    );
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // initech runs on `default` (etcd). PostgreSQL: refused, nothing written.
@@ -262,4 +272,44 @@ fn a_deployed_tenant_moves_between_datastores_of_one_driver_only() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let kcp = repo.object("overlays/tenants/initech/kamajicontrolplane-initech.yaml");
     assert_eq!(kcp["spec"]["dataStoreName"], "events");
+}
+
+#[test]
+fn overrides_need_etcd_datastores_that_trust_one_ca() {
+    // Kamaji gives the API server one etcd client certificate, and none on kine.
+    let cases = [
+        // acme has its own kamaji-etcd.
+        (
+            "tenants/acme.yaml",
+            "backup: {schedule: \"0 * * * *\", retention: 24}}\n",
+            "backup: {schedule: \"0 * * * *\", retention: 24}}\n      overrides: [{resource: /events, dataStore: events}]\n",
+            "a tenant with its own kamaji-etcd cannot keep resources elsewhere",
+        ),
+        // initech on PostgreSQL.
+        (
+            "tenants/initech.yaml",
+            "shared: default\n",
+            "shared: pg-gold\n      overrides: [{resource: /events, dataStore: events}]\n",
+            "the control plane's own DataStore `pg-gold` is PostgreSQL",
+        ),
+        // the events etcd under another CA than the tenants' etcd.
+        (
+            "kaas.yaml",
+            "certificateAuthority: {secretName: fleet-etcd-ca}, clientCertificate: {secretName: events-etcd-root}",
+            "certificateAuthority: {secretName: events-ca}, clientCertificate: {secretName: events-etcd-root}",
+            "`events` and the control plane's own DataStore `etcd-main` do not name one CA Secret",
+        ),
+    ];
+    for (file, from, to, message) in cases {
+        let repo = fleet(STORES);
+        repo.replace(file, from, to);
+        let run = repo.run(&["render"]);
+        assert_eq!(run.code, 1, "{file}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(message),
+            "{file}: missing `{message}`:\n{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(&format!("--> {file}:")), "{}", run.stderr);
+    }
 }

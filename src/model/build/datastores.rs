@@ -120,6 +120,16 @@ pub(crate) fn platform(
         &stores,
         errs,
     );
+    // They apply to the tenants on the default DataStore: it must carry them.
+    if !overrides.is_empty() {
+        let main = td.default.as_deref().and_then(|d| stores.get(d));
+        if let Some(why) = overrides_problem(main, &overrides, &stores) {
+            errs.push(
+                src.error("spec.tenantDataStores.overrides", why)
+                    .with_hint(OVERRIDES_HINT),
+            );
+        }
+    }
 
     let kine_image = stores
         .values()
@@ -293,6 +303,51 @@ pub(crate) fn overrides(
         });
     }
     out
+}
+
+/// How to make `dataStoreOverrides` work.
+pub(crate) const OVERRIDES_HINT: &str = "put the tenants on a declared etcd DataStore and the overridden resources on another etcd DataStore whose `tls.certificateAuthority` names the same Secret (docs/datastores.md, \"Events on a store of their own\"); or leave `overrides` out";
+
+/// Why `overrides` cannot serve a control plane whose own DataStore is `main` (`None`: its
+/// dedicated kamaji-etcd), if they cannot. Kamaji 26.8.2-edge gives the API server the etcd TLS
+/// files of its own DataStore only, and none for a kine one (`internal/builders/controlplane/
+/// deployment.go`: `--etcd-cafile`, `--etcd-certfile` for an etcd DataStore; the overrides reuse
+/// them), and it writes the client certificate of every DataStore of a control plane, its own
+/// and each override's, into the one Secret `<tenant>-datastore-certificate`
+/// (`internal/resources/datastore/datastore_certificate.go`, `controllers/resources.go`
+/// `getKubernetesAdditionalStorageResources`): every one of them must be etcd, and trust one CA.
+pub(crate) fn overrides_problem(
+    main: Option<&SharedDataStore>,
+    overrides: &[DataStoreOverride],
+    stores: &BTreeMap<String, SharedDataStore>,
+) -> Option<String> {
+    let ca = |s: &SharedDataStore| s.connection.as_ref()?.tls.as_ref().map(|t| t.ca_certificate.clone());
+    let Some(main) = main else {
+        return Some("a tenant with its own kamaji-etcd cannot keep resources elsewhere: that etcd's CA is its own, and Kamaji gives the API server one client certificate for all its DataStores".into());
+    };
+    if main.driver != Some(Driver::Etcd) {
+        return Some(format!(
+            "the control plane's own DataStore `{}` is {}: Kamaji gives an API server on kine no etcd client certificate, so it cannot reach an etcd for the overridden resources",
+            main.name,
+            main.driver
+                .map_or("of a driver kaas-gitops is not told", Driver::as_str)
+        ));
+    }
+    let Some(main_ca) = ca(main) else {
+        return Some(format!(
+            "the CA of the control plane's own DataStore `{}` is not declared here, so kaas-gitops cannot tell that the override DataStores trust it: Kamaji gives the API server one client certificate for all of them",
+            main.name
+        ));
+    };
+    overrides.iter().find_map(|o| {
+        let other = stores.get(&o.data_store)?;
+        (ca(other).as_ref() != Some(&main_ca)).then(|| {
+            format!(
+                "`{}` and the control plane's own DataStore `{}` do not name one CA Secret: Kamaji gives the API server one client certificate for both, signed by one CA",
+                o.data_store, main.name
+            )
+        })
+    })
 }
 
 /// The second and later tenants on one NATS DataStore: Kamaji serves one TenantControlPlane per

@@ -86,8 +86,28 @@ pub fn tenant(
         ),
         // A ClusterClass's KamajiControlPlaneTemplate is shared and has no variable for them yet.
         None if spec.topology.is_some() => Vec::new(),
-        None => platform.datastore_overrides.clone(),
+        // The fleet's apply to the tenants on its default DataStore (checked with kaas.yaml).
+        None if matches!(&datastore, Some(DataStore::Shared(n)) if Some(n) == platform.tenant_datastore_default.as_ref()) => {
+            platform.datastore_overrides.clone()
+        }
+        None => Vec::new(),
     };
+    if cp
+        .data_store
+        .as_ref()
+        .is_some_and(|d| d.overrides.as_ref().is_some_and(|o| !o.is_empty()))
+    {
+        let main = match &datastore {
+            Some(DataStore::Shared(n)) => platform.data_stores.get(n),
+            _ => None,
+        };
+        if let Some(why) = super::datastores::overrides_problem(main, &datastore_overrides, &platform.data_stores) {
+            errs.push(
+                src.error("spec.controlPlane.dataStore.overrides", why)
+                    .with_hint(super::datastores::OVERRIDES_HINT),
+            );
+        }
+    }
     if spec.topology.is_some() && !datastore_overrides.is_empty() {
         errs.push(
             src.error("spec.controlPlane.dataStore.overrides", "`overrides` are not rendered for a tenant built from a ClusterClass yet")

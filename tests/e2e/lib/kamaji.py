@@ -1189,67 +1189,70 @@ def run(e, r):
                   kubelet_config_cluster_dns, e)
         else:
             r.not_run("kamaji: the tenant's kubelet-config clusterDNS", "the tenant API server did not serve")
-        if serves:
-            r.run("kamaji: a tenant admin cannot read the admin certificate, and `kaas-gitops kubeconfig` gives them the "
-                  "tenant's CA from its cluster-info (issue 41 item 5)", person_kubeconfig, e)
-        else:
-            r.not_run("kamaji: a tenant admin's kubeconfig", "the tenant API server did not serve")
-        if serves:
-            from kamaji_flux import flux_installs_into_tenant  # imports this module
-            r.run("kamaji: Flux installs into the tenant through the provider's <cluster>-kubeconfig as written: the "
-                  "access Kustomization's ClusterRoleBindings and the CNI HelmRelease's objects arrive"
-                  + ("" if pods_wanted(e) else "; the tenant API server takes the issuer's tokens and those bindings "
-                     "judge them") + " (issue 42 item 3)", flux_installs_into_tenant, e)
-        else:
-            r.not_run("kamaji: Flux installs into the tenant", "the tenant API server did not serve")
-        upgrade = ("kamaji: `upgrade --to` on the real pair: it waits until the real Cluster API managers report the pools "
-                   "healthy, writes the control plane step; Kamaji rolls the tenant's Deployment, the provider reports the "
-                   "new version, and only then does the next run write the pools' step (issue 42 item 4)")
-        if default_bed_only(e, r, serves, upgrade, "the images of the next version are not built: build-pods.sh builds "
-                            "the tenant's version only"):
-            from kamaji_upgrade import upgrade_on_real_pair  # imports this module
-            r.run(upgrade, upgrade_on_real_pair, e)
-        if getattr(e, "kamaji_bed", None) is not None:
-            r.run("kamaji: Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request refused",
-                  rbac_held, e)
-        else:
-            r.not_run("kamaji: RBAC held", "the bed did not start")
-        rebuild = ("kamaji: a management cluster lost (no finalizer run, its DataStore kept) and rebuilt from git brings "
-                   "the tenant back on its old key prefix with its data (issue 41 item 2)")
-        if default_bed_only(e, r, serves, rebuild, "its Node would have to outlive the lost management cluster"):
-            from kamaji_rebuild import management_rebuilt_from_git  # imports this module
-            r.run(rebuild, management_rebuilt_from_git, e)
-        gateway = ("kamaji: a running tenant moved behind one Gateway (refused until acknowledged): Kamaji's webhook accepts "
-                   "it, Kamaji makes the API server and Konnectivity TLSRoutes and reports their access points, the "
-                   "endpoint follows in the Cluster, control plane and ProxmoxCluster, kubectl reaches the tenant through "
-                   "the Gateway by SNI, the admin kubeconfigs and cluster-info (deleted), as the move's steps say, name the "
-                   "hostname, and the ingress form is admitted (issue 44)")
-        if default_bed_only(e, r, serves and bool(e.kamaji_state.get("tenant_addr")), gateway,
-                            "the bed routes the Gateway to a tenant API server process"):
-            from kamaji_gateway import tenant_behind_gateway  # imports this module
-            r.run(gateway, tenant_behind_gateway, e)
-        if getattr(e, "kamaji_state", {}).get("tenant"):
-            from kamaji_deletion import deleted_in_two_steps  # imports this module
-            r.run("kamaji: the tenant deleted through git in two steps (docs/lifecycle.md): decommissioned, Cluster API "
-                  "deletes its control plane and Kamaji's finalizer drops its data and user from the DataStore, which "
-                  "still serves; then the file, and the DataStore goes once no control plane uses it (issue 42 item 4)",
-                  deleted_in_two_steps, e)
-        else:
-            r.not_run("kamaji: the tenant deleted through git", "the tenant API server did not serve")
-        fleet = ("kamaji: ten tenants applied at once on the shared DataStore: every TenantControlPlane Ready and every "
-                 "<tenant>-kubeconfig reaching its API server, each on its own schema (issue 42 benchmark)")
-        if default_bed_only(e, r, serves, fleet, "5-8.5 GiB of control plane Pods on the one Node"):
-            from kamaji_fleet import ten_tenants  # imports this module
-            r.run(fleet, ten_tenants, e)
-        sql = ("kamaji: a tenant on a real PostgreSQL through kine: Kamaji validates the DataStore kaas-gitops rendered "
-               "(its Secret named, never written), creates the tenant's database and role under the rendered names, and "
-               "the tenant API server serves from PostgreSQL (issue 45)")
-        if default_bed_only(e, r, serves, sql, "the kine image is not built for the Node"):
-            from kamaji_sql import postgres_bin, tenant_on_postgresql  # imports this module
-            if postgres_bin() is None:
-                r.not_run(sql, "no PostgreSQL server on this machine (Debian's postgresql package)")
+        datastores_only = os.environ.get("E2E_KAMAJI_ONLY") == "datastores"
+        if datastores_only:
+            print("  E2E_KAMAJI_ONLY=datastores: only the first tenant's scenarios and the datastores' run", flush=True)
+        if not datastores_only:
+            if serves:
+                r.run("kamaji: a tenant admin cannot read the admin certificate, and `kaas-gitops kubeconfig` gives them the "
+                      "tenant's CA from its cluster-info (issue 41 item 5)", person_kubeconfig, e)
             else:
-                r.run(sql, tenant_on_postgresql, e)
+                r.not_run("kamaji: a tenant admin's kubeconfig", "the tenant API server did not serve")
+            if serves:
+                from kamaji_flux import flux_installs_into_tenant  # imports this module
+                r.run("kamaji: Flux installs into the tenant through the provider's <cluster>-kubeconfig as written: the "
+                      "access Kustomization's ClusterRoleBindings and the CNI HelmRelease's objects arrive"
+                      + ("" if pods_wanted(e) else "; the tenant API server takes the issuer's tokens and those bindings "
+                         "judge them") + " (issue 42 item 3)", flux_installs_into_tenant, e)
+            else:
+                r.not_run("kamaji: Flux installs into the tenant", "the tenant API server did not serve")
+            upgrade = ("kamaji: `upgrade --to` on the real pair: it waits until the real Cluster API managers report the pools "
+                       "healthy, writes the control plane step; Kamaji rolls the tenant's Deployment, the provider reports the "
+                       "new version, and only then does the next run write the pools' step (issue 42 item 4)")
+            if default_bed_only(e, r, serves, upgrade, "the images of the next version are not built: build-pods.sh builds "
+                                "the tenant's version only"):
+                from kamaji_upgrade import upgrade_on_real_pair  # imports this module
+                r.run(upgrade, upgrade_on_real_pair, e)
+            if getattr(e, "kamaji_bed", None) is not None:
+                r.run("kamaji: Kamaji and the provider ran as their ServiceAccounts under their upstream RBAC: no request refused",
+                      rbac_held, e)
+            else:
+                r.not_run("kamaji: RBAC held", "the bed did not start")
+            rebuild = ("kamaji: a management cluster lost (no finalizer run, its DataStore kept) and rebuilt from git brings "
+                       "the tenant back on its old key prefix with its data (issue 41 item 2)")
+            if default_bed_only(e, r, serves, rebuild, "its Node would have to outlive the lost management cluster"):
+                from kamaji_rebuild import management_rebuilt_from_git  # imports this module
+                r.run(rebuild, management_rebuilt_from_git, e)
+            gateway = ("kamaji: a running tenant moved behind one Gateway (refused until acknowledged): Kamaji's webhook accepts "
+                       "it, Kamaji makes the API server and Konnectivity TLSRoutes and reports their access points, the "
+                       "endpoint follows in the Cluster, control plane and ProxmoxCluster, kubectl reaches the tenant through "
+                       "the Gateway by SNI, the admin kubeconfigs and cluster-info (deleted), as the move's steps say, name the "
+                       "hostname, and the ingress form is admitted (issue 44)")
+            if default_bed_only(e, r, serves and bool(e.kamaji_state.get("tenant_addr")), gateway,
+                                "the bed routes the Gateway to a tenant API server process"):
+                from kamaji_gateway import tenant_behind_gateway  # imports this module
+                r.run(gateway, tenant_behind_gateway, e)
+            if getattr(e, "kamaji_state", {}).get("tenant"):
+                from kamaji_deletion import deleted_in_two_steps  # imports this module
+                r.run("kamaji: the tenant deleted through git in two steps (docs/lifecycle.md): decommissioned, Cluster API "
+                      "deletes its control plane and Kamaji's finalizer drops its data and user from the DataStore, which "
+                      "still serves; then the file, and the DataStore goes once no control plane uses it (issue 42 item 4)",
+                      deleted_in_two_steps, e)
+            else:
+                r.not_run("kamaji: the tenant deleted through git", "the tenant API server did not serve")
+            fleet = ("kamaji: ten tenants applied at once on the shared DataStore: every TenantControlPlane Ready and every "
+                     "<tenant>-kubeconfig reaching its API server, each on its own schema (issue 42 benchmark)")
+            if default_bed_only(e, r, serves, fleet, "5-8.5 GiB of control plane Pods on the one Node"):
+                from kamaji_fleet import ten_tenants  # imports this module
+                r.run(fleet, ten_tenants, e)
+        for driver, server in (("PostgreSQL", "Debian's postgresql"), ("MySQL", "Debian's mariadb-server, installed when missing"),
+                               ("NATS", "nats-server from its Go module")):
+            sql = (f"kamaji: a tenant on a real {driver} DataStore through kine ({server}): Kamaji validates the DataStore "
+                   "kaas-gitops rendered (its Secret named, never written), creates the tenant's database and user under the "
+                   f"rendered names, and the tenant API server serves from {driver} (issue 45)")
+            if default_bed_only(e, r, serves, sql, "the kine image is not built for the Node"):
+                from kamaji_sql import tenant_on  # imports this module
+                r.run(sql, tenant_on, e, driver)
     finally:
         issuer = getattr(e, "kamaji_issuer", None)
         if issuer is not None:

@@ -1,79 +1,209 @@
-"""A tenant on a real PostgreSQL through kine, on the real Kamaji pair (issue 45). Run by
-lib/kamaji.py after the other scenarios, on the bed they leave (the stand-in kubelet only).
+"""Tenants on real PostgreSQL, MySQL (MariaDB) and NATS DataStores through kine, on the real
+Kamaji pair (issue 45). Run by lib/kamaji.py after the other scenarios, on the bed they leave (the
+stand-in kubelet only).
 
-kaas.yaml declares a PostgreSQL DataStore `pg` (endpoint on loopback, basicAuth from a Secret by
-name) and tenant `pgt` names it. What runs for real: Debian's PostgreSQL server, Kamaji's
-DataStore controller (it reads the Secret and validates the store), Kamaji creating the tenant's
-database and role in PostgreSQL under the names kaas-gitops rendered (`dataStoreSchema`,
-`dataStoreUsername`), the provider, and kine (built from its Go module) with the args and
-environment Kamaji wrote into the Pod, serving the tenant API server its etcd API from
-PostgreSQL. Stand-ins as in lib/kamaji.py: the kubelet (one process per container), CAPMOX, the
-cluster DNS and LoadBalancer route. Checked: the DataStore Ready, the database and role named as
-rendered, the tenant's kubeconfig reaching its API server, and an object written into the tenant
-landing as a row of PostgreSQL's `kine` table. Measured: applied -> kubeconfig usable.
+For each driver, kaas.yaml declares a DataStore (endpoint on loopback, basicAuth from a Secret by
+name) and one tenant names it. What runs for real: the database server (Debian's PostgreSQL,
+Debian's MariaDB, installed with apt-get when missing, nats-server built from its Go module with
+JetStream), Kamaji's DataStore controller (it reads the Secret and validates the store), Kamaji
+creating the tenant's database and user (a JetStream bucket for NATS) under the names kaas-gitops
+rendered (`dataStoreSchema`, `dataStoreUsername`), the provider, and kine (built from its Go
+module) with the args and environment Kamaji wrote into the Pod, serving the tenant API server its
+etcd API from that database. Stand-ins as in lib/kamaji.py: the kubelet (one process per
+container), CAPMOX, the cluster DNS and LoadBalancer route. Checked: the DataStore Ready, the
+database and user as rendered, the tenant's kubeconfig reaching its API server, and an object
+written into the tenant landing in the database. Measured: applied -> kubeconfig usable.
 """
-import base64, glob, json, os, re, shutil, subprocess, time
+import base64, glob, json, os, re, shutil, subprocess, tempfile, time, urllib.request
 
 from capi import kustomize, standin, yaml_docs
 from cluster import free_port
 from kamaji import FLUX_GROUPS, KCP, TCP, start_containers, stop_tenant_processes
 
 DATASTORE = "datastores.kamaji.clastix.io"
-TENANT = "pgt"
-STORE = "pg"
-SECRET = "pg-superuser"
-HOST = "127.0.0.30"  # the tenant API server's loopback address (lib/kamaji_fleet.py uses .11-.20)
-PASSWORD = "kaas-e2e-postgres"  # the bed's own server on loopback, thrown away with it
+PASSWORD = "kaas-e2e-datastore"  # the bed's own servers on loopback, thrown away with it
+OBJECT = "kaas-e2e-on-datastore"  # the ConfigMap written into each tenant
+KEY = f"/registry/configmaps/default/{OBJECT}"
 
 
-def postgres_bin():
-    """The folder of Debian's PostgreSQL server programs, if installed."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
-    return os.path.dirname(found[-1]) if found else None
+class Server:
+    """One database server on 127.0.0.1, in a folder of its own that its user may enter."""
+    driver = tenant = host = None
 
+    def __init__(self, e):
+        self.e, self.port, self.proc, self.dir = e, free_port(), None, None
 
-class Postgres:
-    """Debian's PostgreSQL server on 127.0.0.1, as the `postgres` user (it refuses root)."""
+    def folder(self, owner):
+        self.dir = tempfile.mkdtemp(prefix=f"kaas-e2e-{self.tenant}-")  # /tmp: the bed's work folder is root's alone
+        shutil.chown(self.dir, owner)
+        return self.dir
 
-    def __init__(self, work):
-        self.bin, self.dir, self.port, self.proc = postgres_bin(), os.path.join(work, "postgres"), free_port(), None
+    def spawn(self, argv, name):
+        log = open(os.path.join(self.dir, f"{name}.log"), "w")
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
-    def start(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
-        pw = os.path.join(self.dir, "pw")
-        open(pw, "w").write(PASSWORD + "\n")
-        shutil.chown(self.dir, "postgres")
-        shutil.chown(pw, "postgres")
-        data = os.path.join(self.dir, "data")
-        subprocess.run(["runuser", "-u", "postgres", "--", f"{self.bin}/initdb", "-D", data, "-U", "postgres",
-                        "--auth=scram-sha-256", f"--pwfile={pw}"], check=True, capture_output=True)
-        log = open(os.path.join(self.dir, "server.log"), "w")
-        self.proc = subprocess.Popen(["runuser", "-u", "postgres", "--", f"{self.bin}/postgres", "-D", data, "-k", self.dir,
-                                      "-c", "listen_addresses=127.0.0.1", "-p", str(self.port)],
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        for _ in range(60):
-            if subprocess.run([f"{self.bin}/pg_isready", "-h", "127.0.0.1", "-p", str(self.port)],
-                              capture_output=True).returncode == 0:
+    def log(self, name):
+        return open(os.path.join(self.dir, f"{name}.log"), errors="replace").read()[-800:]
+
+    def wait(self, ready, what):
+        for _ in range(120):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{what} exited: {self.log('server')}")
+            if ready():
                 return
             time.sleep(0.5)
-        raise RuntimeError(f"PostgreSQL did not start: {open(os.path.join(self.dir, 'server.log')).read()[-800:]}")
+        raise RuntimeError(f"{what} did not start: {self.log('server')}")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, 15)
+            self.proc.wait(timeout=60)
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Postgres(Server):
+    """Debian's PostgreSQL server, as the `postgres` user (it refuses root)."""
+    driver, tenant, host, user = "PostgreSQL", "pgt", "127.0.0.30", "postgres"
+
+    @staticmethod
+    def missing():
+        return None if glob.glob("/usr/lib/postgresql/*/bin/postgres") else "no PostgreSQL server (Debian's postgresql)"
+
+    def start(self):
+        self.bin = os.path.dirname(sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))[-1])
+        d = self.folder("postgres")
+        pw = os.path.join(d, "pw")
+        open(pw, "w").write(PASSWORD + "\n")
+        shutil.chown(pw, "postgres")
+        r = subprocess.run(["runuser", "-u", "postgres", "--", f"{self.bin}/initdb", "-D", f"{d}/data", "-U", "postgres",
+                            "--auth=scram-sha-256", f"--pwfile={pw}"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"initdb: {r.stderr.strip()[-600:]}")
+        self.spawn(["runuser", "-u", "postgres", "--", f"{self.bin}/postgres", "-D", f"{d}/data", "-k", d,
+                    "-c", "listen_addresses=127.0.0.1", "-p", str(self.port)], "server")
+        self.wait(lambda: subprocess.run([f"{self.bin}/pg_isready", "-h", "127.0.0.1", "-p", str(self.port)],
+                                         capture_output=True).returncode == 0, "PostgreSQL")
+        return f"PostgreSQL {self.sql('show server_version')}"
 
     def sql(self, query, db="postgres"):
-        psql = os.path.join(self.bin, "psql") if os.path.exists(os.path.join(self.bin, "psql")) else "psql"
-        r = subprocess.run([psql, "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db, "-At", "-c", query],
+        r = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db, "-At", "-c", query],
                            env={**os.environ, "PGPASSWORD": PASSWORD}, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"psql {query!r} on {db}: {r.stderr.strip()}")
         return r.stdout.strip()
 
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, 15)
-            self.proc.wait(timeout=30)
+    def created(self, schema, user):
+        owner = self.sql(f"select pg_get_userbyid(datdba) from pg_database where datname = '{schema}'")
+        role = self.sql(f"select rolname from pg_roles where rolname = '{user}'")
+        ok = owner == user and role == user
+        return ok, f"database {schema} owned by {owner or '-'}, role {role or '-'}"
+
+    def holds(self, schema):
+        rows = self.sql(f"select count(*) from kine where name = '{KEY}'", db=schema)
+        return rows not in ("", "0"), f"{self.sql('select count(*) from kine', db=schema)} rows in kine's table of database {schema}"
 
 
-def fill(port):
+class MariaDB(Server):
+    """Debian's MariaDB server (Kamaji's MySQL driver and kine's speak its protocol), as `mysql`."""
+    driver, tenant, host, user = "MySQL", "myt", "127.0.0.31", "kamaji"
+
+    @staticmethod
+    def missing():
+        if shutil.which("mariadbd") or os.path.exists("/usr/sbin/mariadbd"):
+            return None
+        if os.geteuid() != 0 or not shutil.which("apt-get"):
+            return "no MariaDB server (Debian's mariadb-server) and no apt-get as root to install it"
+        print("  apt-get install mariadb-server (missing on this machine)", flush=True)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "mariadb-server"], check=True, env=env, capture_output=True)
+        return None
+
+    def start(self):
+        d = self.folder("mysql")
+        r = subprocess.run(["mariadb-install-db", f"--datadir={d}/data", "--user=mysql", "--skip-test-db",
+                            "--auth-root-authentication-method=socket"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db: {(r.stdout + r.stderr).strip()[-600:]}")
+        self.sock = os.path.join(d, "sock")
+        self.spawn(["runuser", "-u", "mysql", "--", "/usr/sbin/mariadbd", f"--datadir={d}/data", f"--socket={self.sock}",
+                    f"--port={self.port}", "--bind-address=127.0.0.1", f"--pid-file={d}/pid", "--skip-log-bin"], "server")
+        self.wait(lambda: subprocess.run(["mariadb", f"--socket={self.sock}", "-uroot", "-e", "select 1"],
+                                         capture_output=True).returncode == 0, "MariaDB")
+        # Kamaji's login: the rights its MySQL driver uses (internal/datastore/mysql.go), granted on.
+        self.sql(f"CREATE USER '{self.user}'@'%' IDENTIFIED BY '{PASSWORD}'; "
+                 f"GRANT ALL ON *.* TO '{self.user}'@'%' WITH GRANT OPTION")
+        return f"MariaDB {self.sql('select version()')}"
+
+    def sql(self, query):
+        r = subprocess.run(["mariadb", f"--socket={self.sock}", "-uroot", "-N", "-B", "-e", query], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"mariadb {query!r}: {r.stderr.strip()}")
+        return r.stdout.strip()
+
+    def created(self, schema, user):
+        db = self.sql(f"select schema_name from information_schema.schemata where schema_name = '{schema}'")
+        grant = self.sql(f"select count(*) from mysql.db where Db = '{schema}' and User = '{user}'")
+        ok = db == schema and grant not in ("", "0")
+        return ok, f"database {schema} {'present' if db else 'missing'}, grants of user {user} on it: {grant or 0}"
+
+    def holds(self, schema):
+        rows = self.sql(f"select count(*) from `{schema}`.kine where name = '{KEY}'")
+        total = self.sql(f"select count(*) from `{schema}`.kine")
+        return rows not in ("", "0"), f"{total} rows in kine's table of database {schema}"
+
+
+class Nats(Server):
+    """nats-server with JetStream (tests/e2e/build-kamaji.sh builds it), one user."""
+    driver, tenant, host, user = "NATS", "nt", "127.0.0.32", "kamaji"
+
+    @staticmethod
+    def missing():
+        return None
+
+    def start(self):
+        binary = os.path.join(self.e.kamaji_bed.kbin, "nats-server")
+        if not os.access(binary, os.X_OK):
+            raise RuntimeError(f"{self.e.kamaji_bed.kbin} has no nats-server (tests/e2e/build-kamaji.sh builds it)")
+        d = self.folder("root")
+        self.monitor = free_port()
+        self.spawn([binary, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", f"{d}/js", "--user", self.user,
+                    "--pass", PASSWORD, "-m", str(self.monitor)], "server")
+        self.wait(lambda: self.jsz() is not None, "nats-server")
+        return f"nats-server {self.varz().get('version')} (JetStream)"
+
+    def varz(self):
+        return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/varz", timeout=2).read())
+
+    def jsz(self):
+        try:
+            return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/jsz?streams=true", timeout=2).read())
+        except OSError:
+            return None
+
+    def streams(self):
+        return {s["name"]: s["state"]["messages"] for a in (self.jsz() or {}).get("account_details", [])
+                for s in a.get("stream_detail", [])}
+
+    def created(self, schema, user):
+        # Kamaji makes the key-value bucket named by the schema (26.8.2-edge internal/datastore/nats.go
+        # CreateDB), which kine then uses (deployment.go: `nats://...?bucket=$(DB_SCHEMA)`): its
+        # stream is KV_<bucket>. No user: on NATS kine logs in as the DataStore's own
+        # (internal/resources/datastore/datastore_storage_config.go), and dataStoreUsername is unused.
+        streams = self.streams()
+        return f"KV_{schema}" in streams, f"JetStream key-value bucket {schema} {'present' if f'KV_{schema}' in streams else 'missing'} (streams {sorted(streams)})"
+
+    def holds(self, schema):
+        streams = self.streams()
+        n = streams.get(f"KV_{schema}", 0)
+        return n > 0, f"{n} messages in JetStream stream KV_{schema} (streams: {sorted(streams)})"
+
+
+SERVERS = {s.driver: s for s in (Postgres, MariaDB, Nats)}
+
+
+def fill(server):
     def f(d):
         from fleet import Fleet
         Fleet.example(d)
@@ -81,123 +211,127 @@ def fill(port):
         src = open(os.path.join(tenants, "initech.yaml")).read()
         for name in os.listdir(tenants):
             os.remove(os.path.join(tenants, name))
-        text = src.replace("name: initech", f"name: {TENANT}").replace("shared: default", f"shared: {STORE}")
-        if f"shared: {STORE}" not in text:
-            raise RuntimeError("could not derive the PostgreSQL tenant from tenants/initech.yaml")
-        open(os.path.join(tenants, f"{TENANT}.yaml"), "w").write(text)
+        store = server.tenant + "-store"
+        text = src.replace("name: initech", f"name: {server.tenant}").replace("shared: default", f"shared: {store}")
+        if f"shared: {store}" not in text:
+            raise RuntimeError("could not derive the tenant from tenants/initech.yaml")
+        open(os.path.join(tenants, f"{server.tenant}.yaml"), "w").write(text)
         path = os.path.join(d, "kaas.yaml")
         platform = open(path).read()
-        stores = (f"  dataStores:\n  - default\n  - name: {STORE}\n    driver: PostgreSQL\n"
-                  f"    endpoints: [\"127.0.0.1:{port}\"]\n    basicAuth: {{secretName: {SECRET}}}\n")
+        stores = (f"  dataStores:\n  - default\n  - name: {store}\n    driver: {server.driver}\n"
+                  f"    endpoints: [\"127.0.0.1:{server.port}\"]\n    basicAuth: {{secretName: {store}-login}}\n")
         if "  dataStores: [default]\n" not in platform:
             raise RuntimeError("kaas.yaml of the example has no `dataStores: [default]` line to replace")
         open(path, "w").write(platform.replace("  dataStores: [default]\n", stores))
     return f
 
 
-def tenant_on_postgresql(e):
-    bed = e.kamaji_bed
-    c, fails = bed.c, []
-    pg = Postgres(bed.work)
-    pg.start()
+def tenant_on(e, driver):
+    cls = SERVERS[driver]
+    why = cls.missing()
+    if why:
+        return [f"cannot run: {why}"]
+    server = cls(e)
     try:
-        return on_server(e, bed, c, pg, fails)
+        print(f"  real: {server.start()} on 127.0.0.1:{server.port}", flush=True)
+        return on_server(e, e.kamaji_bed, server)
     finally:
-        stop_tenant_processes(c, TENANT)
-        pg.stop()
+        stop_tenant_processes(e.kamaji_bed.c, server.tenant)
+        server.stop()
 
 
-def on_server(e, bed, c, pg, fails):
-    print(f"  real: PostgreSQL {pg.sql('show server_version')} on 127.0.0.1:{pg.port} (Debian's server)", flush=True)
-    f = e.new_fleet("kamaji-sql", fill(pg.port))
+def on_server(e, bed, server):
+    c, fails, tenant = bed.c, [], server.tenant
+    store = f"{tenant}-store"
+    f = e.new_fleet(f"kamaji-{tenant}", fill(server))
     f.render()
     platform = kustomize(os.path.join(f.dir, "overlays", "platform"))
-    ds = next((d for d in platform if d["kind"] == "DataStore" and d["metadata"]["name"] == STORE), None)
+    ds = next((d for d in platform if d["kind"] == "DataStore" and d["metadata"]["name"] == store), None)
     if ds is None:
-        return [f"the platform layer renders no DataStore {STORE}"]
+        return [f"the platform layer renders no DataStore {store}"]
+    kamaji = next(d for d in kustomize(os.path.join(f.dir, "overlays", "platform", "kamaji")) if d["kind"] == "HelmRelease")
+    print(f"  rendered: DataStore {store} ({server.driver}, basicAuth from Secret {store}-login); the kamaji release's "
+          f"extraArgs {kamaji['spec']['values'].get('extraArgs')}", flush=True)
     # The Secret the platform team creates (kaas-gitops names it; it never writes one).
-    c.kubectl("create", "secret", "generic", SECRET, "-n", "kamaji-system", "--from-literal=username=postgres",
+    c.kubectl("create", "secret", "generic", f"{store}-login", "-n", "kamaji-system", f"--from-literal=username={server.user}",
               f"--from-literal=password={PASSWORD}")
-    standin(f"kustomize-controller's apply of the platform layer's DataStore {STORE} (rendered: overlays/platform/datastore-{STORE}.yaml)")
+    standin(f"kustomize-controller's apply of the platform layer's DataStore {store} (overlays/platform/datastore-{store}.yaml)")
     c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-", input=json.dumps(ds))
     try:
-        c.wait_for(f"DataStore {STORE} validated by Kamaji (its Secret read)",
-                   lambda: c.get(DATASTORE, STORE).get("status", {}).get("ready") is True, timeout=120, interval=2)
+        c.wait_for(f"DataStore {store} validated by Kamaji (its Secret read)",
+                   lambda: c.get(DATASTORE, store).get("status", {}).get("ready") is True, timeout=120, interval=2)
     except TimeoutError as ex:
-        return [f"{ex}: {json.dumps(c.get(DATASTORE, STORE).get('status'))[:600]}"]
+        return [f"{ex}: {json.dumps(c.get(DATASTORE, store).get('status'))[:600]}"]
 
-    objs = [d for d in kustomize(os.path.join(f.dir, "overlays", "tenants", TENANT)) if d["apiVersion"].split("/")[0] not in FLUX_GROUPS]
+    objs = [d for d in kustomize(os.path.join(f.dir, "overlays", "tenants", tenant)) if d["apiVersion"].split("/")[0] not in FLUX_GROUPS]
     kcp = next(d for d in objs if d["kind"] == "KamajiControlPlane")
     schema, user = kcp["spec"].get("dataStoreSchema"), kcp["spec"].get("dataStoreUsername")
-    if kcp["spec"].get("dataStoreName") != STORE or not schema or not user:
+    if kcp["spec"].get("dataStoreName") != store or not schema or not user:
         return [f"the rendered control plane names {kcp['spec'].get('dataStoreName')} with schema {schema}, user {user}"]
     with open(bed.hosts, "a") as h:  # the file bind-mounted into Kamaji's mount namespace: edited in place
-        h.write(f"{HOST} {TENANT}.{TENANT}.svc\n")
-    standin(f"cluster DNS for Kamaji: {TENANT}.{TENANT}.svc -> {HOST}")
+        h.write(f"{server.host} {tenant}.{tenant}.svc\n")
+    standin(f"cluster DNS for Kamaji: {tenant}.{tenant}.svc -> {server.host}")
     objs.sort(key=lambda d: d["kind"] != "Namespace")
     t0 = time.time()
     c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
-    c.kubectl("patch", "-n", TENANT, "proxmoxcluster", TENANT, "--subresource=status", "--type=merge",
+    c.kubectl("patch", "-n", tenant, "proxmoxcluster", tenant, "--subresource=status", "--type=merge",
               "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
-    standin(f"CAPMOX's ProxmoxCluster status.initialization.provisioned=true for {TENANT}")
+    standin(f"CAPMOX's ProxmoxCluster status.initialization.provisioned=true for {tenant}")
 
     def deployment():
-        r = c.kubectl("get", "-n", TENANT, "deployment", TENANT, "-o", "json", check=False)
+        r = c.kubectl("get", "-n", tenant, "deployment", tenant, "-o", "json", check=False)
         return json.loads(r.stdout) if r.returncode == 0 else None
     try:
-        dep = c.wait_for(f"Kamaji writes {TENANT}'s Deployment (after creating its database and role)", deployment,
+        dep = c.wait_for(f"Kamaji writes {tenant}'s Deployment (after creating its database and user)", deployment,
                          timeout=300, interval=2)
     except TimeoutError as ex:
-        return [f"{ex}: TenantControlPlane status {json.dumps(c.get('-n', TENANT, TCP, TENANT).get('status'))[:600]}; "
+        return [f"{ex}: TenantControlPlane status {json.dumps(c.get('-n', tenant, TCP, tenant).get('status'))[:600]}; "
                 f"kamaji log: {bed.log('kamaji')[-800:]}"]
     ctrs = {x["name"]: x for x in dep["spec"]["template"]["spec"]["containers"]}
     api_args = ctrs["kube-apiserver"].get("args", []) + ctrs["kube-apiserver"].get("command", [])
     if "kine" not in ctrs or not any(a.startswith("--etcd-servers=unix://") for a in api_args):
         return [f"Kamaji's Deployment runs no kine beside an API server on its socket: containers {sorted(ctrs)}, "
                 f"{[a for a in api_args if a.startswith('--etcd-servers')]}"]
-    kine_endpoint = next((a for a in ctrs["kine"].get("args", []) if a.startswith("--endpoint=")), "")
-    print(f"  Kamaji's kine container: image {ctrs['kine'].get('image')}, {kine_endpoint}", flush=True)
-    owner = pg.sql(f"select pg_get_userbyid(datdba) from pg_database where datname = '{schema}'")
-    role = pg.sql(f"select rolname from pg_roles where rolname = '{user}'")
-    if owner != user or role != user:
-        fails.append(f"PostgreSQL has database {schema} owned by {owner or '-'} and role {role or '-'}: "
-                     f"Kamaji should have created both as rendered ({schema}, {user})")
+    endpoint = next((a for a in ctrs["kine"].get("args", []) if a.startswith("--endpoint=")), "")
+    print(f"  Kamaji's kine container: image {ctrs['kine'].get('image')}, {endpoint}", flush=True)
+    ok, what = server.created(schema, user)
+    if not ok:
+        fails.append(f"{server.driver}: {what}; Kamaji should have created them as rendered (schema {schema}, user {user})")
     else:
-        print(f"  Kamaji created database {schema} owned by role {user} in PostgreSQL (the names kaas-gitops rendered)", flush=True)
+        print(f"  Kamaji created in {server.driver}: {what} (schema {schema}, user {user}: the names kaas-gitops rendered)", flush=True)
 
-    port = start_containers(bed, TENANT, HOST, controller_manager=False)
+    port = start_containers(bed, tenant, server.host, controller_manager=False)
     if isinstance(port, list):
         return fails + port
 
     def usable():
-        k = c.get("-n", TENANT, KCP, TENANT)
-        r = c.kubectl("get", "-n", TENANT, "secret", f"{TENANT}-kubeconfig", "-o", "json", check=False)
+        k = c.get("-n", tenant, KCP, tenant)
+        r = c.kubectl("get", "-n", tenant, "secret", f"{tenant}-kubeconfig", "-o", "json", check=False)
         if not (k.get("status", {}).get("ready") and r.returncode == 0):
             return None
-        path = os.path.join(bed.work, f"{TENANT}-kubeconfig")
+        path = os.path.join(bed.work, f"{tenant}-kubeconfig")
         open(path, "wb").write(base64.b64decode(json.loads(r.stdout)["data"]["value"]))
-        server = yaml_docs(open(path).read())[0]["clusters"][0]["cluster"]["server"]
-        vip = re.sub(r"^https://|:\d+$", "", server)
-        args = ["kubectl", "--kubeconfig", path, "--server", f"https://{HOST}:{port}", "--tls-server-name", vip]
+        server_url = yaml_docs(open(path).read())[0]["clusters"][0]["cluster"]["server"]
+        vip = re.sub(r"^https://|:\d+$", "", server_url)
+        args = ["kubectl", "--kubeconfig", path, "--server", f"https://{server.host}:{port}", "--tls-server-name", vip]
         p = subprocess.run(args + ["get", "--raw", "/version"], capture_output=True, text=True)
         return args if p.returncode == 0 else None
     try:
-        kubectl = c.wait_for(f"{TENANT}: TenantControlPlane Ready and {TENANT}-kubeconfig reaching its API server on PostgreSQL",
+        kubectl = c.wait_for(f"{tenant}: TenantControlPlane Ready and {tenant}-kubeconfig reaching its API server on {server.driver}",
                              usable, timeout=300, interval=2)
     except TimeoutError as ex:
-        return fails + [f"{ex}: TenantControlPlane {json.dumps(c.get('-n', TENANT, TCP, TENANT).get('status', {}).get('kubernetesResources'))[:400]}; "
-                        f"kine log: {bed.log('tenant-kine-' + TENANT)[-600:]}"]
-    e.r.figure("kamaji sql: tenant on PostgreSQL applied -> TenantControlPlane Ready and kubeconfig usable", f"{time.time() - t0:.1f}s")
+        return fails + [f"{ex}: TenantControlPlane {json.dumps(c.get('-n', tenant, TCP, tenant).get('status', {}).get('kubernetesResources'))[:400]}; "
+                        f"kine log: {bed.log('tenant-kine-' + tenant)[-600:]}"]
+    e.r.figure(f"kamaji datastores: a tenant on {server.driver} applied -> TenantControlPlane Ready and kubeconfig usable",
+               f"{time.time() - t0:.1f}s")
 
-    # What the tenant API server writes lands in PostgreSQL: kine's table in the tenant's database.
-    subprocess.run(kubectl + ["create", "configmap", "kaas-e2e-on-postgresql", "--from-literal=driver=PostgreSQL"],
+    # What the tenant API server writes lands in the database, through kine.
+    subprocess.run(kubectl + ["create", "configmap", OBJECT, f"--from-literal=driver={server.driver}"],
                    check=True, capture_output=True)
-    rows = pg.sql("select count(*) from kine where name = '/registry/configmaps/default/kaas-e2e-on-postgresql'", db=schema)
-    total = pg.sql("select count(*) from kine", db=schema)
-    if rows in ("", "0"):
-        fails.append(f"the ConfigMap written into {TENANT} is no row of kine's table in database {schema} ({total} rows there)")
+    ok, what = server.holds(schema)
+    if not ok:
+        fails.append(f"the ConfigMap written into {tenant} is not in {server.driver}: {what}")
     else:
-        print(f"  a ConfigMap written into {TENANT} is row(s) of kine's table in PostgreSQL database {schema} "
-              f"({total} rows in all)", flush=True)
+        print(f"  the ConfigMap written into {tenant} is in {server.driver}: {what}", flush=True)
     return fails
