@@ -39,10 +39,11 @@ kamaji_ldflags+=" -X github.com/clastix/kamaji/internal.GitRepo=https://github.c
 # The provider's Makefile and Dockerfile build with no ldflags (`go build -o manager main.go`).
 provider_ldflags="-s -w"
 # kine, the sidecar Kamaji runs beside a tenant API server on a MySQL, PostgreSQL or NATS
-# DataStore (lib/kamaji_sql.py runs it as that container's stand-in). Kamaji's default image tag
-# (v0.11.10) is not served by the module proxy; v0.17.5 is, and speaks the same flags
-# (pkg/app/app.go: --listen-address, --endpoint, --ca-file, --cert-file, --key-file).
-KINE_VERSION=v0.17.5
+# DataStore (lib/kamaji_sql.py runs it as that container's stand-in): v0.11.11, the patch release
+# after Kamaji's default image tag v0.11.10, which the module proxy does not serve. Not a newer
+# one: from v0.16.5 on kine creates the NATS bucket Kamaji already made and stops (kaas-gitops
+# refuses such a kine with a NATS DataStore; docs/datastores.md).
+KINE_VERSION=v0.11.11
 # nats-server, the NATS DataStore's server (JetStream) in lib/kamaji_sql.py: no Debian package.
 NATS_VERSION=v2.15.3
 

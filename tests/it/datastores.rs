@@ -313,3 +313,41 @@ fn overrides_need_etcd_datastores_that_trust_one_ca() {
         assert!(run.stderr.contains(&format!("--> {file}:")), "{}", run.stderr);
     }
 }
+
+#[test]
+fn a_kine_that_makes_its_own_nats_bucket_is_refused_while_a_nats_datastore_exists() {
+    let repo = fleet(STORES);
+    repo.replace(
+        "kaas.yaml",
+        "    defaultDataStore: {replicas: 3}\n",
+        "    defaultDataStore: {replicas: 3}\n    kineImage: {repository: docker.io/rancher/kine, tag: v0.17.5}\n",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("kine `v0.17.5` cannot serve a NATS DataStore made by Kamaji"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("field: `spec.kamaji.kineImage`"), "{}", run.stderr);
+    // Without the NATS DataStore the same kine is fine, and it is what Kamaji is told to run.
+    let repo = fleet(STORES);
+    repo.replace(
+        "kaas.yaml",
+        "    defaultDataStore: {replicas: 3}\n",
+        "    defaultDataStore: {replicas: 3}\n    kineImage: {repository: docker.io/rancher/kine, tag: v0.17.5}\n",
+    );
+    let nats = "  - name: nats-acme\n    driver: NATS\n    endpoints: [\"nats.nats-system.svc:4222\"]\n    basicAuth: {secretName: nats-acme, usernameKey: user}\n";
+    repo.replace("kaas.yaml", nats, "");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let kamaji = repo.object("overlays/platform/kamaji/helmrelease-kamaji.yaml");
+    assert!(
+        kamaji["spec"]["values"]["extraArgs"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("--kine-image=docker.io/rancher/kine:v0.17.5"),
+        "{kamaji}"
+    );
+}

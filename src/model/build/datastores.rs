@@ -143,6 +143,15 @@ pub(crate) fn platform(
                 errs,
             )
         });
+    if let Some(image) = &kine_image
+        && stores.values().any(|s| s.driver == Some(Driver::Nats))
+        && let Some(tag) = image.tag.as_deref().filter(|t| kine_makes_its_own_bucket(t))
+    {
+        errs.push(
+            src.error("spec.kamaji.kineImage", format!("kine `{tag}` cannot serve a NATS DataStore made by Kamaji"))
+                .with_hint("Kamaji 26.8.2-edge creates each tenant's JetStream key-value bucket itself (internal/datastore/nats.go CreateDB), and kine from v0.16.5 on creates it again with a configuration of its own and stops at \"bucket name already in use\" (kine pkg/drivers/nats/new.go; v0.14.5 and older open the existing bucket): pin kine v0.14.5 or older while the fleet has a NATS DataStore"),
+        );
+    }
     PlatformDataStores {
         stores,
         default: td.default,
@@ -227,6 +236,19 @@ fn declared(
         tls,
     });
     store
+}
+
+/// Whether kine `tag` creates the NATS key-value bucket instead of opening the one Kamaji made:
+/// v0.16.5 and later (read in kine's `pkg/drivers/nats/new.go` at v0.16.5, v0.17.0 and v0.17.5,
+/// and met in the test bed with v0.17.5; v0.14.5 and older look the bucket up first; the module
+/// proxy serves no v0.15 or v0.16.0-v0.16.4 to read).
+fn kine_makes_its_own_bucket(tag: &str) -> bool {
+    let core = tag.trim_start_matches('v').split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<u64> = core.split('.').map_while(|p| p.parse().ok()).collect();
+    match parts.as_slice() {
+        [major, minor, patch] => (*major, *minor, *patch) >= (0, 16, 5),
+        _ => false,
+    }
 }
 
 /// What is wrong with a `host:port` endpoint, if anything.
@@ -376,4 +398,19 @@ pub(crate) fn nats_shared(platform: &crate::model::Platform, tenants: &[(Tenant,
         }
     }
     errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kine_makes_its_own_bucket;
+
+    #[test]
+    fn kine_from_v0_16_5_on_makes_its_own_nats_bucket() {
+        assert!(kine_makes_its_own_bucket("v0.17.5"));
+        assert!(kine_makes_its_own_bucket("v0.16.5-amd64"));
+        assert!(kine_makes_its_own_bucket("v1.0.0"));
+        assert!(!kine_makes_its_own_bucket("v0.11.10-amd64"));
+        assert!(!kine_makes_its_own_bucket("v0.14.5"));
+        assert!(!kine_makes_its_own_bucket("latest"));
+    }
 }

@@ -103,6 +103,21 @@ class Postgres(Server):
         rows = self.sql(f"select count(*) from kine where name = '{KEY}'", db=schema)
         return rows not in ("", "0"), f"{self.sql('select count(*) from kine', db=schema)} rows in kine's table of database {schema}"
 
+    def dump_and_restore(self, schema, user):
+        """The tenant's database from its own backup (docs/backup.md): pg_dump, the database lost
+        (dropped), created again for the rendered user and pg_restore'd into it as that user."""
+        dump = os.path.join(self.dir, f"{schema}.dump")
+        env = {**os.environ, "PGPASSWORD": PASSWORD}
+        conn = ["-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        subprocess.run(["pg_dump", *conn, "-Fc", "-f", dump, schema], check=True, env=env, capture_output=True)
+        self.sql(f'drop database "{schema}" with (force)')
+        self.sql(f'create database "{schema}" owner "{user}"')
+        r = subprocess.run(["pg_restore", *conn, "-d", schema, "--no-owner", f"--role={user}", dump],
+                           env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"pg_restore: {r.stderr.strip()[-600:]}")
+        return f"pg_dump of {schema} ({os.path.getsize(dump)} bytes), database dropped, created for {user}, pg_restore'd as {user}"
+
 
 class MariaDB(Server):
     """Debian's MariaDB server (Kamaji's MySQL driver and kine's speak its protocol), as `mysql`."""
@@ -152,6 +167,18 @@ class MariaDB(Server):
         rows = self.sql(f"select count(*) from `{schema}`.kine where name = '{KEY}'")
         total = self.sql(f"select count(*) from `{schema}`.kine")
         return rows not in ("", "0"), f"{total} rows in kine's table of database {schema}"
+
+    def dump_and_restore(self, schema, user):
+        """The tenant's database from its own backup: mariadb-dump, the database lost (dropped; the
+        user's grants on it stay, as MySQL keeps them by name), created again and loaded."""
+        dump = os.path.join(self.dir, f"{schema}.sql")
+        with open(dump, "w") as out:
+            subprocess.run(["mariadb-dump", f"--socket={self.sock}", "-uroot", "--single-transaction", schema],
+                           check=True, stdout=out, stderr=subprocess.PIPE)
+        self.sql(f"drop database `{schema}`; create database `{schema}`")
+        with open(dump) as src:
+            subprocess.run(["mariadb", f"--socket={self.sock}", "-uroot", schema], check=True, stdin=src, capture_output=True)
+        return f"mariadb-dump of {schema} ({os.path.getsize(dump)} bytes), database dropped, created and loaded (grants of {user} kept)"
 
 
 class Nats(Server):
@@ -327,11 +354,38 @@ def on_server(e, bed, server):
                f"{time.time() - t0:.1f}s")
 
     # What the tenant API server writes lands in the database, through kine.
-    subprocess.run(kubectl + ["create", "configmap", OBJECT, f"--from-literal=driver={server.driver}"],
-                   check=True, capture_output=True)
+    last = []
+
+    def created():
+        p = subprocess.run(kubectl + ["create", "configmap", OBJECT, f"--from-literal=driver={server.driver}"],
+                           capture_output=True, text=True)
+        last[:] = [p.stderr.strip()]
+        return p.returncode == 0 or "AlreadyExists" in p.stderr
+    try:
+        c.wait_for(f"a ConfigMap written into {tenant}", created, timeout=60, interval=2)
+    except TimeoutError as ex:
+        return fails + [f"{ex}: {last[0] if last else ''}; kine log {bed.log('tenant-kine-' + tenant)[-600:]}"]
     ok, what = server.holds(schema)
     if not ok:
         fails.append(f"the ConfigMap written into {tenant} is not in {server.driver}: {what}")
     else:
         print(f"  the ConfigMap written into {tenant} is in {server.driver}: {what}", flush=True)
+    if hasattr(server, "dump_and_restore") and not fails:
+        # Recovery from the database's own backup: the API server and kine stop as the Pods would
+        # while the database is restored, then start again on the restored database.
+        stop_tenant_processes(c, tenant)
+        t1 = time.time()
+        print(f"  restored: {server.dump_and_restore(schema, user)}", flush=True)
+        again = start_containers(bed, tenant, server.host, controller_manager=False, quiet=True)
+        if isinstance(again, list):
+            return fails + again
+        get = kubectl + ["get", "configmap", OBJECT, "-o", "jsonpath={.data.driver}"]
+        try:
+            c.wait_for(f"{tenant} serving the ConfigMap again from the restored database",
+                       lambda: subprocess.run(get, capture_output=True, text=True).stdout == server.driver, timeout=120, interval=1)
+        except TimeoutError as ex:
+            return fails + [f"{ex}: kine log {bed.log('tenant-kine-' + tenant)[-600:]}"]
+        e.r.figure(f"kamaji datastores: {server.driver} database dumped, lost and restored -> the tenant serves its objects again",
+                   f"{time.time() - t1:.1f}s")
+        print(f"  after the restore the tenant API server serves the ConfigMap {OBJECT} again", flush=True)
     return fails
