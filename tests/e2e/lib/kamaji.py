@@ -751,12 +751,19 @@ def expand(args, env):
 
 
 def stop_tenant_processes(c, ns=TENANT):
-    """Stops the stand-in processes of a TenantControlPlane's containers, as its Pods stop."""
-    for name in tenant_processes(ns).values():
+    """Stops the stand-in processes of a TenantControlPlane's containers, as its Pods stop: the
+    API server's clients first, kine (its storage) last, so that no API server waits on a storage
+    gone; one that does not end within 30 s of SIGTERM gets SIGKILL, as the kubelet does after the
+    grace period."""
+    for name in reversed(list(tenant_processes(ns).values())):
         p = c.procs.pop(name, None)
         if p is not None and p.poll() is None:
             os.killpg(p.pid, 15)
-            p.wait(timeout=30)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                p.wait(timeout=30)
 
 
 def spawn_tenant_apiserver(e):
