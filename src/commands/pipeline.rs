@@ -253,6 +253,14 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
             return Err(errs);
         }
     };
+    let driver_changes = build::datastore_driver_changes(
+        &platform.source,
+        &validated.model.platform,
+        inputs.previous.datastore_drivers(),
+    );
+    if !driver_changes.is_empty() {
+        return Err(driver_changes);
+    }
     // A validation that passes has asked `previous`, which resolved the images.
     let (images, diags, hashes) = resolved.unwrap_or_else(|| {
         let (images, diags) = images::resolve(&validated.model.platform, &platform.source, &lock.images, select.locked);

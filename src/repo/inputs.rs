@@ -55,6 +55,8 @@ pub struct Previous {
     folders: BTreeMap<String, BTreeSet<String>>,
     /// Where the files are.
     origin: Origin,
+    /// The driver of each DataStore the last render put into the platform layer, by name.
+    datastore_drivers: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -69,6 +71,12 @@ enum Origin {
 }
 
 impl Previous {
+    /// The driver of each DataStore the last render put into the platform layer
+    /// (`overlays/platform/datastore-<name>.yaml`), by name: Kamaji never changes it.
+    pub fn datastore_drivers(&self) -> &BTreeMap<String, String> {
+        &self.datastore_drivers
+    }
+
     /// The state of each tenant in `changed` that has a folder, and of every folder whose tenant
     /// is not in `present` (a deleted tenant, judged from its file names). The only reader of
     /// previous output: every transition rule judges from what this returns.
@@ -98,6 +106,43 @@ impl Previous {
             }
         }
     }
+}
+
+/// `spec.driver` of the rendered DataStores among `files` (platform-layer path, contents).
+fn datastore_drivers<'a>(files: impl Iterator<Item = (&'a str, Vec<u8>)>) -> BTreeMap<String, String> {
+    files
+        .filter(|(path, _)| {
+            path.strip_prefix(layout::PLATFORM_DIR)
+                .and_then(|f| f.strip_prefix("/datastore-"))
+                .is_some_and(|f| f.ends_with(".yaml") && !f.contains('/'))
+        })
+        .filter_map(|(_, bytes)| {
+            Some((
+                block_scalar(&bytes, &["metadata", "name"])?,
+                block_scalar(&bytes, &["spec", "driver"])?,
+            ))
+        })
+        .collect()
+}
+
+/// The rendered DataStores of the platform layer on disk (see [`datastore_drivers`]).
+fn datastore_drivers_on_disk(repo: &Path) -> BTreeMap<String, String> {
+    let dir = repo.join(layout::PLATFORM_DIR);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return BTreeMap::new();
+    };
+    let files: Vec<(String, Vec<u8>)> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("datastore-") && n.ends_with(".yaml"))
+        .filter_map(|n| {
+            Some((
+                format!("{}/{n}", layout::PLATFORM_DIR),
+                read_bounded(&dir.join(&n)).ok()?,
+            ))
+        })
+        .collect();
+    datastore_drivers(files.iter().map(|(p, b)| (p.as_str(), b.clone())))
 }
 
 /// What `overlays/tenants/<name>/` holds, from its file names, its control plane's
@@ -633,6 +678,7 @@ pub fn read(repo: &Path, named: &[String]) -> Result<std::result::Result<Inputs,
         previous: Previous {
             folders: overlays.folders,
             origin: Origin::Disk(repo.to_path_buf()),
+            datastore_drivers: datastore_drivers_on_disk(repo),
         },
         overlay_hashes: overlays.hashes,
         rendered,
@@ -721,6 +767,7 @@ impl Inputs {
                 Previous {
                     folders: by_tenant,
                     origin: Origin::Known(known),
+                    datastore_drivers: datastore_drivers(files.iter().map(|(k, v)| (k.as_str(), v.clone()))),
                 }
             },
         })

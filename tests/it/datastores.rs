@@ -351,3 +351,37 @@ fn a_kine_that_makes_its_own_nats_bucket_is_refused_while_a_nats_datastore_exist
         "{kamaji}"
     );
 }
+
+#[test]
+fn a_rendered_datastore_keeps_its_driver() {
+    let repo = fleet(STORES);
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let before = std::fs::read_to_string(repo.path().join("overlays/platform/datastore-pg-gold.yaml")).unwrap();
+    repo.replace("kaas.yaml", "    driver: PostgreSQL\n", "    driver: MySQL\n");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "DataStore `pg-gold` was rendered with driver PostgreSQL: Kamaji never changes a DataStore's driver"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("field: `spec.dataStores[1].driver`"),
+        "{}",
+        run.stderr
+    );
+    let after = std::fs::read_to_string(repo.path().join("overlays/platform/datastore-pg-gold.yaml")).unwrap();
+    assert_eq!(before, after, "nothing is written");
+    // Under a new name it is a new DataStore.
+    repo.replace("kaas.yaml", "  - name: pg-gold\n", "  - name: mysql-gold\n");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        repo.object("overlays/platform/datastore-mysql-gold.yaml")["spec"]["driver"],
+        "MySQL"
+    );
+    assert!(!repo.path().join("overlays/platform/datastore-pg-gold.yaml").exists());
+}

@@ -251,6 +251,35 @@ fn kine_makes_its_own_bucket(tag: &str) -> bool {
     }
 }
 
+/// DataStores kaas.yaml declares under a driver other than the one they were rendered with:
+/// Kamaji refuses the change (`api/v1alpha1/datastore_types.go`: "Datastore driver is immutable"),
+/// so Flux's apply of the platform layer would fail. `rendered`: name -> driver of the last render.
+pub fn datastore_driver_changes(
+    src: &Source,
+    platform: &crate::model::Platform,
+    rendered: &BTreeMap<String, String>,
+) -> Vec<Diagnostic> {
+    platform
+        .data_stores
+        .values()
+        .filter(|s| s.connection.is_some())
+        .filter_map(|s| {
+            let before = rendered.get(&s.name)?;
+            let now = s.driver?.as_str();
+            (before != now).then(|| {
+                src.error(
+                    &format!("{}.driver", s.field),
+                    format!("DataStore `{}` was rendered with driver {before}: Kamaji never changes a DataStore's driver", s.name),
+                )
+                .with_hint(format!(
+                    "declare a new DataStore under another name with driver {now}; tenants move only between DataStores of one driver, so a tenant on `{}` moves by a new tenant and a workload move (docs/datastores.md, \"Changing driver\")",
+                    s.name
+                ))
+            })
+        })
+        .collect()
+}
+
 /// What is wrong with a `host:port` endpoint, if anything.
 fn endpoint_problem(e: &str) -> Option<&'static str> {
     if e.contains("://") {

@@ -24,6 +24,7 @@ mod upgrades;
 mod warnings;
 pub mod window;
 
+pub use datastores::datastore_driver_changes;
 pub use fields::parse_range;
 pub use kamaji_version::{TagOrigin, check as kamaji_ceiling};
 pub use tenant::MAX_NAME;
