@@ -68,9 +68,15 @@ class Fleet:
         self.render_seconds.append(time.time() - t0)
         return self.render_seconds[-1]
 
-    def commit_push(self, message, branch="main"):
+    def commit(self, message):
+        """A commit of everything in the fleet repository, not pushed (the kamaji bed applies what
+        it renders itself); its id."""
         git(self.dir, "add", "-A")
         git(self.dir, "commit", "-q", "--allow-empty", "-m", message)
+        return git(self.dir, "rev-parse", "HEAD").strip()
+
+    def commit_push(self, message, branch="main"):
+        self.commit(message)
         git(self.dir, "push", "-q", "origin", f"HEAD:{branch}")
         return git(self.dir, "rev-parse", "HEAD").strip()
 

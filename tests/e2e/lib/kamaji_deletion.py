@@ -21,7 +21,6 @@ import json, os, re, time
 
 from capi import standin
 from kamaji import FLUX_GROUPS, TCP, TENANT, stop_tenant_processes, tenant_overlay
-from fleet import git
 from kamaji_rebuild import prefix_count
 
 CLUSTER_KINDS = ("Cluster", "KamajiControlPlane", "MachineDeployment")
@@ -76,14 +75,6 @@ def apply_changed(c, old, new):
             raise RuntimeError(f"applying {d['kind']} {d['metadata']['name']}: {r.stderr.strip()}")
 
 
-def commit(f, message):
-    """A commit in the fleet repository (not pushed: the bed applies the tenant itself, and the
-    git server of lib/kamaji_flux.py went with the management cluster the rebuild threw away)."""
-    git(f.dir, "add", "-A")
-    git(f.dir, "commit", "-q", "-m", message)
-    return git(f.dir, "rev-parse", "HEAD").strip()
-
-
 def gone(c, *args):
     return c.kubectl("get", *args, check=False).returncode != 0
 
@@ -110,7 +101,7 @@ def deleted_in_two_steps(e):
     old = {key(d): d for d in tenant_overlay(f, TENANT)}
     open(path, "w").write(re.sub(r"^spec:\n", "spec:\n  decommissioned: true\n", text, count=1, flags=re.M))
     f.render()
-    sha = commit(f, f"{TENANT}: decommissioned")
+    sha = f.commit(f"{TENANT}: decommissioned")
     new = {key(d): d for d in tenant_overlay(f, TENANT)}
     dropped = [d for k, d in old.items() if k not in new]
     kinds = {d["kind"] for d in dropped}
@@ -160,7 +151,7 @@ def deleted_in_two_steps(e):
     # Step 2: the file.
     os.remove(path)
     f.render()
-    commit(f, f"{TENANT}: deleted")
+    f.commit(f"{TENANT}: deleted")
     if os.path.exists(os.path.join(f.dir, "overlays", "tenants", TENANT)):
         return [f"render kept overlays/tenants/{TENANT} after its file was deleted"]
     standin(f"kustomize-controller's prune of the rest and helm-controller's uninstall of the etcd release "

@@ -26,7 +26,6 @@ from capi import standin
 from capi_upgrade import MACHINES, Infra
 from kamaji import FLUX_GROUPS, KCP, TCP, TENANT, tenant_overlay
 from kamaji_flux import route_load_balancer
-from fleet import git
 
 TARGET = "v1.34"  # kaas.yaml spec.upgrades.kubernetesReleases: v1.34.2, one minor above acme's v1.33.4
 
@@ -52,12 +51,6 @@ def apply_tenant(c, f):
     c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
     return next(d for d in objs if d["kind"] == "KamajiControlPlane")
-
-
-def commit(f, message):
-    git(f.dir, "add", "-A")
-    git(f.dir, "commit", "-q", "-m", message)
-    return git(f.dir, "rev-parse", "HEAD").strip()
 
 
 def upgrade_on_real_pair(e):
@@ -112,7 +105,7 @@ def steps(e, bed, f):
     e.r.figure("kamaji upgrade: pools' Machines provisioned -> `upgrade --to` wrote the control plane step", f"{time.time() - t0:.1f}s")
 
     # 2. The step applied: the real pair moves the control plane.
-    sha = commit(f, f"{TENANT}: control plane to {to}")
+    sha = f.commit(f"{TENANT}: control plane to {to}")
     t1 = time.time()
     e.kamaji_state["kcp"] = apply_tenant(c, f)
 
@@ -154,7 +147,7 @@ def steps(e, bed, f):
         fails.append(f"`upgrade --to {TARGET}` did not write the pools' step once the control plane ran {to}: "
                      f"exit {r.returncode}: {plan[:400]} {r.stderr.strip()[:300]}")
     else:
-        commit(f, f"{TENANT}: pools to {to}")
+        f.commit(f"{TENANT}: pools to {to}")
         standin("the pools' step is written, not applied (rolling Machines is the CAPI bed's capi upgrade scenario)")
     return fails + refused_by_kamaji(e, bed, f, to)
 
