@@ -1260,6 +1260,12 @@ def run(e, r):
             if default_bed_only(e, r, serves, sql, "the kine image is not built for the Node"):
                 from kamaji_sql import tenant_on  # imports this module
                 r.run(sql, tenant_on, e, driver)
+        events = ("kamaji: a tenant's /events on an etcd DataStore of their own (the fleet's default etcd and its overrides, "
+                  "one CA for both): Kamaji gives the API server --etcd-servers-overrides, the tenant's Events land on that "
+                  "etcd and its other objects on its own (issue 45)")
+        if default_bed_only(e, r, serves, events, "the bed's etcds listen on loopback only"):
+            from kamaji_sql import events_on_own_store  # imports this module
+            r.run(events, events_on_own_store, e)
     finally:
         issuer = getattr(e, "kamaji_issuer", None)
         if issuer is not None:

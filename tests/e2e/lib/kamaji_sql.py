@@ -14,7 +14,7 @@ container), CAPMOX, the cluster DNS and LoadBalancer route. Checked: the DataSto
 database and user as rendered, the tenant's kubeconfig reaching its API server, and an object
 written into the tenant landing in the database. Measured: applied -> kubeconfig usable.
 """
-import base64, glob, json, os, re, shutil, subprocess, tempfile, time, urllib.request
+import base64, glob, json, os, re, shutil, ssl, subprocess, tempfile, time, urllib.request
 
 from capi import kustomize, standin, yaml_docs
 from cluster import free_port
@@ -332,21 +332,9 @@ def on_server(e, bed, server):
     if isinstance(port, list):
         return fails + port
 
-    def usable():
-        k = c.get("-n", tenant, KCP, tenant)
-        r = c.kubectl("get", "-n", tenant, "secret", f"{tenant}-kubeconfig", "-o", "json", check=False)
-        if not (k.get("status", {}).get("ready") and r.returncode == 0):
-            return None
-        path = os.path.join(bed.work, f"{tenant}-kubeconfig")
-        open(path, "wb").write(base64.b64decode(json.loads(r.stdout)["data"]["value"]))
-        server_url = yaml_docs(open(path).read())[0]["clusters"][0]["cluster"]["server"]
-        vip = re.sub(r"^https://|:\d+$", "", server_url)
-        args = ["kubectl", "--kubeconfig", path, "--server", f"https://{server.host}:{port}", "--tls-server-name", vip]
-        p = subprocess.run(args + ["get", "--raw", "/version"], capture_output=True, text=True)
-        return args if p.returncode == 0 else None
     try:
         kubectl = c.wait_for(f"{tenant}: TenantControlPlane Ready and {tenant}-kubeconfig reaching its API server on {server.driver}",
-                             usable, timeout=300, interval=2)
+                             lambda: usable_kubeconfig(c, bed, tenant, server.host, port), timeout=300, interval=2)
     except TimeoutError as ex:
         return fails + [f"{ex}: TenantControlPlane {json.dumps(c.get('-n', tenant, TCP, tenant).get('status', {}).get('kubernetesResources'))[:400]}; "
                         f"kine log: {bed.log('tenant-kine-' + tenant)[-600:]}"]
@@ -389,3 +377,177 @@ def on_server(e, bed, server):
                    f"{time.time() - t1:.1f}s")
         print(f"  after the restore the tenant API server serves the ConfigMap {OBJECT} again", flush=True)
     return fails
+
+
+# ---- /events on an etcd DataStore of its own --------------------------------------------------
+
+EVENTS_TENANT, EVENTS_HOST = "evt", "127.0.0.33"
+
+
+def events_fill(ports):
+    def f(d):
+        from fleet import Fleet
+        Fleet.example(d)
+        tenants = os.path.join(d, "tenants")
+        src = open(os.path.join(tenants, "initech.yaml")).read()
+        for name in os.listdir(tenants):
+            os.remove(os.path.join(tenants, name))
+        # No dataStore of its own: the fleet's default, and with it the fleet's overrides.
+        text = src.replace("name: initech", f"name: {EVENTS_TENANT}").replace("    dataStore:\n      shared: default\n", "")
+        if "dataStore" in text:
+            raise RuntimeError("could not derive the events tenant from tenants/initech.yaml")
+        open(os.path.join(tenants, f"{EVENTS_TENANT}.yaml"), "w").write(text)
+        path = os.path.join(d, "kaas.yaml")
+        tls = "tls: {{certificateAuthority: {{secretName: fleet-etcd-ca}}, clientCertificate: {{secretName: {}-root}}}}"
+        stores = "  dataStores:\n  - default\n" + "".join(
+            f"  - name: {n}\n    driver: etcd\n    endpoints: [\"127.0.0.1:{p}\"]\n    {tls.format(n)}\n" for n, p in ports.items()
+        ) + "  tenantDataStores:\n    default: etcd-main\n    overrides: [{resource: /events, dataStore: etcd-events}]\n"
+        platform = open(path).read()
+        if "  dataStores: [default]\n" not in platform:
+            raise RuntimeError("kaas.yaml of the example has no `dataStores: [default]` line to replace")
+        open(path, "w").write(platform.replace("  dataStores: [default]\n", stores))
+    return f
+
+
+def two_etcds(bed):
+    """Two etcd processes whose certificates one CA signed (the platform's own etcds: client
+    certificate auth, no etcd users), and the Secrets kaas.yaml names: {name: (port, TLS context)}."""
+    from cluster import sh
+    d = os.path.join(bed.work, "fleet-etcd-pki")
+    os.makedirs(d, exist_ok=True)
+    o = lambda *a: sh(["openssl", *a], cwd=d)  # noqa: E731
+    o("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=fleet-etcd-ca")
+    open(os.path.join(d, "server.ext"), "w").write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n")
+    open(os.path.join(d, "client.ext"), "w").write("extendedKeyUsage=clientAuth\n")
+    out = {}
+    secrets = [("fleet-etcd-ca", {"ca.crt": "ca.crt", "ca.key": "ca.key"})]
+    for name in ("etcd-main", "etcd-events"):
+        for n, subj, ext in ((f"{name}-server", f"/CN={name}", "server.ext"), (f"{name}-root", "/CN=root", "client.ext")):
+            o("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{n}.key", "-out", f"{n}.csr", "-subj", subj)
+            o("x509", "-req", "-in", f"{n}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", f"{n}.crt",
+              "-days", "2", "-extfile", ext)
+        client, peer = free_port(), free_port()
+        bed.c.spawn(f"etcd-{name}", [
+            f"{bed.bin}/etcd", "--name", name, "--data-dir", os.path.join(bed.work, f"etcd-{name}"),
+            "--listen-client-urls", f"https://127.0.0.1:{client}", "--advertise-client-urls", f"https://127.0.0.1:{client}",
+            "--listen-peer-urls", f"http://127.0.0.1:{peer}", "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+            "--initial-cluster", f"{name}=http://127.0.0.1:{peer}", "--client-cert-auth", "--trusted-ca-file", f"{d}/ca.crt",
+            "--cert-file", f"{d}/{name}-server.crt", "--key-file", f"{d}/{name}-server.key", "--unsafe-no-fsync",
+            "--listen-metrics-urls", f"http://127.0.0.1:{free_port()}"])
+        ctx = ssl.create_default_context(cafile=f"{d}/ca.crt")
+        ctx.load_cert_chain(f"{d}/{name}-root.crt", f"{d}/{name}-root.key")
+        bed.c.wait_for(f"etcd {name} /health", lambda: b'"health":"true"' in urllib.request.urlopen(
+            f"https://127.0.0.1:{client}/health", context=ctx, timeout=2).read(), timeout=30)
+        out[name] = (client, ctx)
+        secrets.append((f"{name}-root", {"tls.crt": f"{name}-root.crt", "tls.key": f"{name}-root.key"}))
+    for secret, files in secrets:
+        bed.c.kubectl("create", "secret", "generic", secret, "-n", "kamaji-system",
+                      *[f"--from-file={k}={os.path.join(d, v)}" for k, v in files.items()])
+    standin("the platform's two etcds of kaas.yaml (etcd-main, etcd-events): real etcd processes with TLS and client "
+            "certificate auth, one CA (Secret fleet-etcd-ca) signing both, no etcd users")
+    return out
+
+
+def keys(etcd, prefix):
+    """The keys under `prefix` in one etcd (its gRPC gateway, as the root client certificate)."""
+    port, ctx = etcd
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    body = {"key": base64.b64encode(prefix.encode()).decode(), "range_end": base64.b64encode(end.encode()).decode(), "keys_only": True}
+    req = urllib.request.Request(f"https://127.0.0.1:{port}/v3/kv/range", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    kvs = json.loads(urllib.request.urlopen(req, context=ctx, timeout=10).read()).get("kvs", [])
+    return [base64.b64decode(kv["key"]).decode() for kv in kvs]
+
+
+def events_on_own_store(e):
+    bed = e.kamaji_bed
+    c, fails, tenant = bed.c, [], EVENTS_TENANT
+    etcds = two_etcds(bed)
+    f = e.new_fleet("kamaji-events", events_fill({n: p for n, (p, _) in etcds.items()}))
+    f.render()
+    stores = [d for d in kustomize(os.path.join(f.dir, "overlays", "platform")) if d["kind"] == "DataStore"]
+    standin("kustomize-controller's apply of the platform layer's DataStores etcd-main and etcd-events")
+    c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": stores}))
+    for n in etcds:
+        try:
+            c.wait_for(f"DataStore {n} validated by Kamaji", lambda: c.get(DATASTORE, n).get("status", {}).get("ready") is True,
+                       timeout=120, interval=2)
+        except TimeoutError as ex:
+            return [f"{ex}: {json.dumps(c.get(DATASTORE, n).get('status'))[:600]}"]
+    objs = [d for d in kustomize(os.path.join(f.dir, "overlays", "tenants", tenant)) if d["apiVersion"].split("/")[0] not in FLUX_GROUPS]
+    kcp = next(d for d in objs if d["kind"] == "KamajiControlPlane")
+    if kcp["spec"].get("dataStoreName") != "etcd-main" or kcp["spec"].get("dataStoreOverrides") != [
+            {"resource": "/events", "dataStore": "etcd-events"}]:
+        return [f"the rendered control plane: dataStoreName {kcp['spec'].get('dataStoreName')}, "
+                f"dataStoreOverrides {kcp['spec'].get('dataStoreOverrides')}"]
+    schema = kcp["spec"]["dataStoreSchema"]
+    with open(bed.hosts, "a") as h:
+        h.write(f"{EVENTS_HOST} {tenant}.{tenant}.svc\n")
+    objs.sort(key=lambda d: d["kind"] != "Namespace")
+    t0 = time.time()
+    c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    c.kubectl("patch", "-n", tenant, "proxmoxcluster", tenant, "--subresource=status", "--type=merge",
+              "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
+
+    def deployment():
+        r = c.kubectl("get", "-n", tenant, "deployment", tenant, "-o", "json", check=False)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+    try:
+        dep = c.wait_for(f"Kamaji writes {tenant}'s Deployment", deployment, timeout=300, interval=2)
+    except TimeoutError as ex:
+        return [f"{ex}: TenantControlPlane status {json.dumps(c.get('-n', tenant, TCP, tenant).get('status'))[:600]}; "
+                f"kamaji log: {bed.log('kamaji')[-800:]}"]
+    api = next(x for x in dep["spec"]["template"]["spec"]["containers"] if x["name"] == "kube-apiserver")
+    overrides = [a for a in api.get("args", []) + api.get("command", []) if a.startswith("--etcd-servers-overrides=")]
+    print(f"  Kamaji's API server args: {overrides}", flush=True)
+    if overrides != [f"--etcd-servers-overrides=/events#https://127.0.0.1:{etcds['etcd-events'][0]}"]:
+        fails.append(f"the API server's overrides are {overrides}")
+    port = start_containers(bed, tenant, EVENTS_HOST, controller_manager=False)
+    if isinstance(port, list):
+        return fails + port
+    try:
+        kubectl = c.wait_for(f"{tenant}: TenantControlPlane Ready and its kubeconfig usable",
+                             lambda: usable_kubeconfig(c, bed, tenant, EVENTS_HOST, port), timeout=300, interval=2)
+    except TimeoutError as ex:
+        stop_tenant_processes(c, tenant)
+        return fails + [f"{ex}: TenantControlPlane {json.dumps(c.get('-n', tenant, TCP, tenant).get('status', {}).get('kubernetesResources'))[:400]}"]
+    e.r.figure("kamaji datastores: a tenant with /events on an etcd of its own applied -> kubeconfig usable", f"{time.time() - t0:.1f}s")
+    try:
+        event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "kaas-e2e", "namespace": "default"},
+                 "involvedObject": {"kind": "Namespace", "name": "default", "apiVersion": "v1"},
+                 "reason": "KaasE2E", "message": "kept on its own DataStore", "type": "Normal"}
+        subprocess.run(kubectl + ["create", "-f", "-"], input=json.dumps(event), text=True, check=True, capture_output=True)
+        subprocess.run(kubectl + ["create", "configmap", OBJECT], check=True, capture_output=True)
+        main, events = etcds["etcd-main"], etcds["etcd-events"]
+        want_event = f"/{schema}/events/default/kaas-e2e"
+        want_cm = f"/{schema}/configmaps/default/{OBJECT}"
+        in_events, in_main = keys(events, f"/{schema}/"), keys(main, f"/{schema}/")
+        if want_event not in in_events or want_event in in_main:
+            fails.append(f"the Event is not on etcd-events alone: etcd-events holds {len(in_events)} keys "
+                         f"({[k for k in in_events if '/events/' in k][:5]}), etcd-main has it: {want_event in in_main}")
+        if want_cm not in in_main or want_cm in in_events:
+            fails.append(f"the ConfigMap is not on etcd-main alone: etcd-main {want_cm in in_main}, etcd-events {want_cm in in_events}")
+        if not fails:
+            print(f"  the tenant's Event is on etcd-events ({len(in_events)} keys under /{schema}/, all events: "
+                  f"{all('/events/' in k for k in in_events)}), its ConfigMap on etcd-main ({len(in_main)} keys)", flush=True)
+    finally:
+        stop_tenant_processes(c, tenant)
+    return fails
+
+
+def usable_kubeconfig(c, bed, tenant, host, port):
+    """kubectl's argv for the tenant once its KamajiControlPlane is ready and `<tenant>-kubeconfig`
+    reaches its API server (at host:port, by the name its certificate carries), else None."""
+    k = c.get("-n", tenant, KCP, tenant)
+    r = c.kubectl("get", "-n", tenant, "secret", f"{tenant}-kubeconfig", "-o", "json", check=False)
+    if not (k.get("status", {}).get("ready") and r.returncode == 0):
+        return None
+    path = os.path.join(bed.work, f"{tenant}-kubeconfig")
+    open(path, "wb").write(base64.b64decode(json.loads(r.stdout)["data"]["value"]))
+    server_url = yaml_docs(open(path).read())[0]["clusters"][0]["cluster"]["server"]
+    vip = re.sub(r"^https://|:\d+$", "", server_url)
+    args = ["kubectl", "--kubeconfig", path, "--server", f"https://{host}:{port}", "--tls-server-name", vip]
+    p = subprocess.run(args + ["get", "--raw", "/version"], capture_output=True, text=True)
+    return args if p.returncode == 0 else None
