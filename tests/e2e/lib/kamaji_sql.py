@@ -515,11 +515,14 @@ def events_on_own_store(e):
         return fails + [f"{ex}: TenantControlPlane {json.dumps(c.get('-n', tenant, TCP, tenant).get('status', {}).get('kubernetesResources'))[:400]}"]
     e.r.figure("kamaji datastores: a tenant with /events on an etcd of its own applied -> kubeconfig usable", f"{time.time() - t0:.1f}s")
     try:
-        event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "kaas-e2e", "namespace": "default"},
-                 "involvedObject": {"kind": "Namespace", "name": "default", "apiVersion": "v1"},
-                 "reason": "KaasE2E", "message": "kept on its own DataStore", "type": "Normal"}
-        subprocess.run(kubectl + ["create", "-f", "-"], input=json.dumps(event), text=True, check=True, capture_output=True)
         subprocess.run(kubectl + ["create", "configmap", OBJECT], check=True, capture_output=True)
+        event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "kaas-e2e", "namespace": "default"},
+                 "involvedObject": {"kind": "ConfigMap", "name": OBJECT, "namespace": "default", "apiVersion": "v1"},
+                 "source": {"component": "kaas-e2e"}, "reason": "KaasE2E", "message": "kept on its own DataStore",
+                 "type": "Normal"}
+        p = subprocess.run(kubectl + ["create", "-f", "-"], input=json.dumps(event), text=True, capture_output=True)
+        if p.returncode != 0:
+            return fails + [f"creating an Event in {tenant}: {p.stderr.strip()}"]
         main, events = etcds["etcd-main"], etcds["etcd-events"]
         want_event = f"/{schema}/events/default/kaas-e2e"
         want_cm = f"/{schema}/configmaps/default/{OBJECT}"
