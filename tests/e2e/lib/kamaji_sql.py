@@ -342,17 +342,9 @@ def on_server(e, bed, server):
                f"{time.time() - t0:.1f}s")
 
     # What the tenant API server writes lands in the database, through kine.
-    last = []
-
-    def created():
-        p = subprocess.run(kubectl + ["create", "configmap", OBJECT, f"--from-literal=driver={server.driver}"],
-                           capture_output=True, text=True)
-        last[:] = [p.stderr.strip()]
-        return p.returncode == 0 or "AlreadyExists" in p.stderr
-    try:
-        c.wait_for(f"a ConfigMap written into {tenant}", created, timeout=60, interval=2)
-    except TimeoutError as ex:
-        return fails + [f"{ex}: {last[0] if last else ''}; kine log {bed.log('tenant-kine-' + tenant)[-600:]}"]
+    why = create(c, kubectl, ["create", "configmap", OBJECT, f"--from-literal=driver={server.driver}"], tenant)
+    if why:
+        return fails + [f"{why}; kine log {bed.log('tenant-kine-' + tenant)[-600:]}"]
     ok, what = server.holds(schema)
     if not ok:
         fails.append(f"the ConfigMap written into {tenant} is not in {server.driver}: {what}")
@@ -515,14 +507,16 @@ def events_on_own_store(e):
         return fails + [f"{ex}: TenantControlPlane {json.dumps(c.get('-n', tenant, TCP, tenant).get('status', {}).get('kubernetesResources'))[:400]}"]
     e.r.figure("kamaji datastores: a tenant with /events on an etcd of its own applied -> kubeconfig usable", f"{time.time() - t0:.1f}s")
     try:
-        subprocess.run(kubectl + ["create", "configmap", OBJECT], check=True, capture_output=True)
+        why = create(c, kubectl, ["create", "configmap", OBJECT], tenant)
+        if why:
+            return fails + [why]
         event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "kaas-e2e", "namespace": "default"},
                  "involvedObject": {"kind": "ConfigMap", "name": OBJECT, "namespace": "default", "apiVersion": "v1"},
                  "source": {"component": "kaas-e2e"}, "reason": "KaasE2E", "message": "kept on its own DataStore",
                  "type": "Normal"}
-        p = subprocess.run(kubectl + ["create", "-f", "-"], input=json.dumps(event), text=True, capture_output=True)
-        if p.returncode != 0:
-            return fails + [f"creating an Event in {tenant}: {p.stderr.strip()}"]
+        why = create(c, kubectl, ["create", "-f", "-"], tenant, json.dumps(event))
+        if why:
+            return fails + [why]
         main, events = etcds["etcd-main"], etcds["etcd-events"]
         want_event = f"/{schema}/events/default/kaas-e2e"
         want_cm = f"/{schema}/configmaps/default/{OBJECT}"
@@ -538,6 +532,23 @@ def events_on_own_store(e):
     finally:
         stop_tenant_processes(c, tenant)
     return fails
+
+
+def create(c, kubectl, args, tenant, stdin=None):
+    """`kubectl create ...` in the tenant, retried for a minute: just after its API server first
+    serves, its bootstrap controller may not have made the `default` namespace yet. The last
+    refusal, or None."""
+    last = []
+
+    def done():
+        p = subprocess.run(kubectl + args, input=stdin, capture_output=True, text=True)
+        last[:] = [p.stderr.strip()]
+        return p.returncode == 0 or "AlreadyExists" in p.stderr
+    try:
+        c.wait_for(f"kubectl {' '.join(args[:3])} in {tenant}", done, timeout=60, interval=2)
+    except TimeoutError as ex:
+        return f"{ex}: {last[0] if last else ''}"
+    return None
 
 
 def usable_kubeconfig(c, bed, tenant, host, port):
