@@ -46,43 +46,40 @@ def shared_datastore(bed, f):
     ds, secrets, _ = bed.datastore_standin(release)
     bed.c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
                   input=json.dumps({"apiVersion": "v1", "kind": "List", "items": secrets + [ds]}))
-    return ds["metadata"]["name"]
+    return ds["metadata"]["name"], release
 
 
-def ten_tenants(e):
-    bed = e.kamaji_bed
-    c, fails = bed.c, []
-    f = e.new_fleet("kamaji-fleet", fill)
-    f.render()
-    names = [f"t{i:02d}" for i in range(1, N + 1)]
-    ds = shared_datastore(bed, f)
+def tenant_objects(f, names):
+    """The tenants' rendered objects Flux's kustomize-controller applies (its Flux objects aside)."""
     objs = []
     for t in names:
         objs += [d for d in kustomize(os.path.join(f.dir, "overlays", "tenants", t)) if d["apiVersion"].split("/")[0] not in FLUX_GROUPS]
-    kcps = {d["metadata"]["namespace"]: d for d in objs if d["kind"] == "KamajiControlPlane"}
-    if set(kcps) != set(names) or any(k["spec"].get("dataStoreName") != ds for k in kcps.values()):
-        return [f"the rendered tenants do not all use DataStore {ds}: {[(n, k['spec'].get('dataStoreName')) for n, k in kcps.items()]}"]
-    host = {t: f"127.0.0.{10 + i}" for i, t in enumerate(names, 1)}
-    with open(bed.hosts, "a") as h:  # the file bind-mounted into Kamaji's mount namespace: edited in place
-        h.write("".join(f"{host[t]} {t}.{t}.svc\n" for t in names))
-    standin(f"cluster DNS for Kamaji: <t>.<t>.svc -> 127.0.0.11..{10 + N} (one loopback address per tenant API server)")
-    objs.sort(key=lambda d: d["kind"] != "Namespace")
-    t0 = time.time()
+    return sorted(objs, key=lambda d: d["kind"] != "Namespace")
+
+
+def apply_tenants(c, objs, names):
+    """All at once, as Flux applies a commit; then the stand-in for CAPMOX's infrastructure status."""
     c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
-    print(f"  applied {len(objs)} rendered objects of {N} tenants on DataStore {ds} at once", flush=True)
     for t in names:
         c.kubectl("patch", "-n", t, "proxmoxcluster", t, "--subresource=status", "--type=merge",
                   "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
-    standin(f"CAPMOX's ProxmoxCluster status.initialization.provisioned=true for the {N} tenants")
+    standin(f"CAPMOX's ProxmoxCluster status.initialization.provisioned=true for the {len(names)} tenants")
 
+
+def conditions(k):
+    return {x["type"]: x["status"] for x in k.get("status", {}).get("conditions", [])}
+
+
+def serve(bed, names, host, t0):
+    """The stand-in kubelet and the checks, until every tenant's TenantControlPlane is Ready and
+    its `<tenant>-kubeconfig` reaches its API server. Returns (started, ready, done): seconds after
+    t0 (and the API server's port, the kubeconfig's address)."""
+    c = bed.c
     started, ready, done = {}, {}, {}
 
-    def conditions(k):
-        return {x["type"]: x["status"] for x in k.get("status", {}).get("conditions", [])}
-
     def step():
-        """One pass of the stand-in kubelet and the checks, over every tenant not done yet."""
+        """One pass over every tenant not done yet."""
         for t in names:
             if t in done:
                 continue
@@ -113,12 +110,47 @@ def ten_tenants(e):
                                 "--tls-server-name", vip, "get", "--raw", "/version"], capture_output=True, text=True)
             if p.returncode == 0:
                 done[t] = (time.time() - t0, vip)
-        return len(done) == N or None
+        return len(done) == len(names) or None
     try:
-        c.wait_for(f"{N} tenants: TenantControlPlanes Ready and <tenant>-kubeconfig reaching each", step, timeout=900, interval=2)
+        c.wait_for(f"{len(names)} tenants: TenantControlPlanes Ready and <tenant>-kubeconfig reaching each", step,
+                   timeout=900, interval=2)
     except (TimeoutError, RuntimeError) as ex:
-        return [f"{ex}; started {sorted(started)}, Ready {sorted(ready)}, kubeconfig usable {sorted(done)}; "
-                f"kamaji log: {bed.log('kamaji')[-800:]}"]
+        raise type(ex)(f"{ex}; started {sorted(started)}, Ready {sorted(ready)}, kubeconfig usable {sorted(done)}") from ex
+    return started, ready, done
+
+
+def tenant_kubectl(bed, fl, t, *args):
+    """kubectl against tenant t's API server process with its admin kubeconfig (bed.work/<t>-kubeconfig)."""
+    return subprocess.run(["kubectl", "--kubeconfig", os.path.join(bed.work, f"{t}-kubeconfig"),
+                           "--server", f"https://{fl['host'][t]}:{fl['ports'][t]}", "--tls-server-name", fl["vips"][t], *args],
+                          capture_output=True, text=True)
+
+
+def ten_tenants(e):
+    bed = e.kamaji_bed
+    c, fails = bed.c, []
+    f = e.new_fleet("kamaji-fleet", fill)
+    f.render()
+    names = [f"t{i:02d}" for i in range(1, N + 1)]
+    ds, release = shared_datastore(bed, f)
+    objs = tenant_objects(f, names)
+    kcps = {d["metadata"]["namespace"]: d for d in objs if d["kind"] == "KamajiControlPlane"}
+    if set(kcps) != set(names) or any(k["spec"].get("dataStoreName") != ds for k in kcps.values()):
+        return [f"the rendered tenants do not all use DataStore {ds}: {[(n, k['spec'].get('dataStoreName')) for n, k in kcps.items()]}"]
+    host = {t: f"127.0.0.{10 + i}" for i, t in enumerate(names, 1)}
+    with open(bed.hosts, "a") as h:  # the file bind-mounted into Kamaji's mount namespace: edited in place
+        h.write("".join(f"{host[t]} {t}.{t}.svc\n" for t in names))
+    standin(f"cluster DNS for Kamaji: <t>.<t>.svc -> 127.0.0.11..{10 + N} (one loopback address per tenant API server)")
+    t0 = time.time()
+    apply_tenants(c, objs, names)
+    print(f"  applied {len(objs)} rendered objects of {N} tenants on DataStore {ds} at once", flush=True)
+
+    try:
+        started, ready, done = serve(bed, names, host, t0)
+    except (TimeoutError, RuntimeError) as ex:
+        return [f"{ex}; kamaji log: {bed.log('kamaji')[-800:]}"]
+    e.kamaji_fleet = {"fleet": f, "names": names, "host": host, "ports": {t: started[t][1] for t in names},
+                      "vips": {t: done[t][1] for t in names}, "release": release}
     total = max(s for s, _ in done.values())
     vips = sorted(v for _, v in done.values())
     if len(set(vips)) != N:
@@ -134,3 +166,96 @@ def ten_tenants(e):
     e.r.figure(f"kamaji fleet: {N} tenants, median applied -> kubeconfig usable",
                f"{sorted(s for s, _ in done.values())[N // 2]:.1f}s")
     return fails
+
+
+def ten_tenants_recovered(e):
+    """Issue 45's recovery, for ten tenants: the ten tenants of ten_tenants each hold a ConfigMap
+    `survivor`; the shared DataStore is snapshotted (etcdctl snapshot save), one more ConfigMap
+    `late` is written; then the management cluster and the DataStore are lost (every process
+    SIGKILLed, both data dirs deleted: lib/kamaji_rebuild.py lose_management_cluster). The
+    DataStore comes back from the snapshot (etcdutl restore with --bump-revision
+    --mark-compacted), a new management bed starts, the fleet's platform and tenants come back
+    from git (the same rendered objects, applied at once), and every tenant must serve its
+    `survivor` (same UID) and not `late`. Measured: loss -> every tenant serves its data."""
+    from kamaji import PROVIDER, WEBHOOK_PORT, KamajiBed
+    from capi import kamaji_reader
+    from kamaji_rebuild import (BUMP, LATE, SURVIVOR, datastore_from_git, hold, lose_management_cluster, release as free,
+                                restore_datastore, revision, snapshot_save)
+    fl, old = e.kamaji_fleet, e.kamaji_bed
+    f, names, fails = fl["fleet"], fl["names"], []
+    uids = {}
+    for t in names:
+        r = tenant_kubectl(old, fl, t, "create", "configmap", SURVIVOR, "-n", "default", f"--from-literal=tenant={t}", "-o", "json")
+        if r.returncode != 0:
+            return [f"{t}: writing ConfigMap default/{SURVIVOR}: {r.stderr.strip()[:300]}"]
+        uids[t] = json.loads(r.stdout)["metadata"]["uid"]
+    snap = os.path.join(e.work, "kamaji-fleet-snapshot.db")
+    t = time.time()
+    snapshot_save(old, snap)
+    at_snapshot = revision(old)
+    e.r.figure(f"kamaji fleet recovery: the shared DataStore of {len(names)} tenants snapshotted (etcdctl snapshot save)",
+               f"{time.time() - t:.1f}s, {os.path.getsize(snap)} bytes at revision {at_snapshot}")
+    r = tenant_kubectl(old, fl, names[0], "create", "configmap", LATE, "-n", "default")
+    if r.returncode != 0:
+        return [f"{names[0]}: writing ConfigMap default/{LATE}: {r.stderr.strip()[:300]}"]
+    print(f"  {len(names)} tenants each hold ConfigMap default/{SURVIVOR}; {names[0]} also {LATE}, written after the snapshot",
+          flush=True)
+
+    t_loss = time.time()
+    lose_management_cluster(old, None)
+    lost_data = old.ds_argv[old.ds_argv.index("--data-dir") + 1]
+    subprocess.run(["rm", "-rf", lost_data], check=True)
+    print(f"  the shared DataStore lost too: its data dir {lost_data} deleted", flush=True)
+    new = KamajiBed(os.path.join(e.work, "kamaji-fleet-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
+    new.etcd, new.etcd_token, new.ds_host = old.etcd, old.etcd_token, old.ds_host
+    new.ds_pki, new.ds_name, new.ds_peer = old.ds_pki, old.ds_name, old.ds_peer
+    e.kamaji_bed = new
+    held = {WEBHOOK_PORT: hold(WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)}
+    t = time.time()
+    restore_datastore(old, new, snap)
+    new.ds_argv = new.c.procs[f"etcd-{old.ds_name}"].args
+    restored = revision(new)
+    e.r.figure("kamaji fleet recovery: the shared DataStore restored (etcdutl --bump-revision --mark-compacted, etcd serving)",
+               f"{time.time() - t:.1f}s, revision {restored}")
+    if restored < at_snapshot + BUMP:
+        fails.append(f"the restored DataStore is at revision {restored}, not past the snapshot's {at_snapshot} + {BUMP}")
+    t_start = time.time()
+    new.start()
+    free(held, WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)
+    new.start_kamaji_pair(f)
+    e.r.figure("kamaji fleet recovery: new management bed start (fresh etcd, CAPI managers, Kamaji chart + manager, provider)",
+               f"{time.time() - t_start:.1f}s")
+    c = new.c
+    rbac, _ = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
+    c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
+    c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": datastore_from_git(new, old, fl["release"])}))
+    with open(new.hosts, "a") as h:
+        h.write("".join(f"{fl['host'][t]} {t}.{t}.svc\n" for t in names))
+    objs = tenant_objects(f, names)
+    t_apply = time.time()
+    apply_tenants(c, objs, names)
+    print(f"  the same {len(objs)} rendered objects of the {len(names)} tenants applied from {f.dir}", flush=True)
+    try:
+        started, _, done = serve(new, names, fl["host"], t_apply)
+    except (TimeoutError, RuntimeError) as ex:
+        return fails + [f"{ex}; kamaji log: {new.log('kamaji')[-800:]}"]
+    fl["ports"], fl["vips"] = {t: started[t][1] for t in names}, {t: done[t][1] for t in names}
+    served = {}
+    for t in names:
+        r = tenant_kubectl(new, fl, t, "get", "configmap", SURVIVOR, "-n", "default", "-o", "json")
+        served[t] = json.loads(r.stdout)["metadata"]["uid"] if r.returncode == 0 else None
+        if served[t] != uids[t]:
+            fails.append(f"{t}: the recovered tenant serves ConfigMap default/{SURVIVOR} as "
+                         f"{served[t] or r.stderr.strip()[:200]}, not uid {uids[t]} written before the loss")
+    t_served = time.time()
+    r = tenant_kubectl(new, fl, names[0], "get", "configmap", LATE, "-n", "default", "-o", "name")
+    if r.returncode == 0:
+        fails.append(f"{names[0]} serves ConfigMap default/{LATE}, written after the snapshot: its data is not the snapshot's")
+    print(f"  every tenant serves its {SURVIVOR} again: {sum(served[t] == uids[t] for t in names)}/{len(names)}; "
+          f"{names[0]}'s {LATE} not served: {r.returncode != 0}", flush=True)
+    e.r.figure(f"kamaji fleet recovery: {len(names)} tenants' objects applied -> every tenant serves its data again",
+               f"{t_served - t_apply:.1f}s")
+    e.r.figure(f"kamaji fleet recovery: management cluster and shared DataStore lost -> all {len(names)} tenants serve their "
+               "data again", f"{t_served - t_loss:.1f}s")
+    return fails + [f"recovered bed: {x}" for x in c.forbidden(["kamaji", PROVIDER])]

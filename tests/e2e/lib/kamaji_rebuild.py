@@ -5,22 +5,31 @@ cluster from git"). Run by lib/kamaji.py after its scenarios, on the bed they le
 
   1. tenant data: a ConfigMap `default/survivor` written through the tenant API; the DataStore's
      keys under the TenantControlPlane's prefix `/<status.storage.setup.schema>/` counted;
-  2. the loss: every process of the management cluster (its etcd, whose data dir is deleted, its
+  2. the loss (and, restored, a snapshot of the DataStore taken before it with `etcdctl snapshot
+     save` as the rendered backup CronJob takes it, then a ConfigMap `default/late` written after
+     it): every process of the management cluster (its etcd, whose data dir is deleted, its
      kube-apiserver and kube-controller-manager, the CAPI managers, Kamaji, the provider, the
      scheduler and kwok) and the tenant's API server killed with SIGKILL: no controller runs, so
      no finalizer runs (a TenantControlPlane deleted on a running management cluster would have
      its datastore dropped by Kamaji: internal/datastore/etcd.go DeleteDB, DeleteUser). The
-     DataStore's etcd process is kept: the datastore survives, as its volumes would;
+     DataStore's etcd process is kept: the datastore survives, as its volumes would (issue 41).
+     With E2E_KAMAJI_REBUILD=restored the DataStore is lost too (issue 45: its etcd killed, its
+     data dir deleted) and restored from the snapshot with `etcdutl snapshot restore
+     --bump-revision 1000000000 --mark-compacted` (the flags of `backup restore-plan`,
+     src/render/backup.rs REVISION_BUMP) into a fresh data dir, on which the same etcd starts
+     again (CI runs the restore with ten tenants: lib/kamaji_fleet.py ten_tenants_recovered);
   3. the rebuild from git: a new management bed (fresh etcd, new CA), the Kamaji chart, manager
      and provider again, the DataStore the chart renders from the fleet's HelmRelease values
      pointing at the surviving etcd, and the same rendered tenant objects of the fleet repository.
      Kamaji creates a new TenantControlPlane (new UID, new tenant CA) and sets up its datastore
      again; the tenant API server starts from the new Deployment's args (tenant_control_plane_serves);
   4. asserted: the new TenantControlPlane's status.storage.setup.schema is the rendered
-     dataStoreSchema (not its UID), the new tenant API server serves `survivor`, and the key count
-     under the prefix did not restart from zero; the prefix its UID would have given is empty.
+     dataStoreSchema (not its UID), the new tenant API server serves `survivor` (and, restored,
+     not `late`: the data is the snapshot's), the restored etcd's revision is past the bump, and
+     the key count under the prefix did not restart from zero; the prefix its UID would have
+     given is empty.
 """
-import base64, json, os, re, signal, socket, subprocess, time
+import base64, json, os, re, shutil, signal, socket, subprocess, time, urllib.request
 
 from capi import kamaji_reader, standin, yaml_docs
 from cluster import CHARTS, sh
@@ -28,6 +37,50 @@ from kamaji import (FLUX_GROUPS, PROVIDER, TCP, TENANT, WEBHOOK_PORT, KamajiBed,
                     tenant_control_plane_serves, tenant_overlay)
 
 SURVIVOR = "survivor"
+LATE = "late"
+# backup restore-plan's --bump-revision (src/render/backup.rs REVISION_BUMP).
+BUMP = 1_000_000_000
+
+
+def restoring():
+    mode = os.environ.get("E2E_KAMAJI_REBUILD", "kept")
+    if mode not in ("restored", "kept"):
+        raise ValueError(f"E2E_KAMAJI_REBUILD={mode!r}: valid are kept (the default) and restored")
+    return mode == "restored"
+
+
+def snapshot_save(bed, path):
+    """`etcdctl snapshot save` of the DataStore with the chart's root client certificate, as the
+    rendered backup CronJob runs it (Debian's etcd-client, which tests/run installs)."""
+    etcdctl = shutil.which("etcdctl")
+    if etcdctl is None:
+        raise RuntimeError("etcdctl is not installed (Debian's etcd-client: tests/run installs it)")
+    d = bed.ds_pki
+    sh([etcdctl, "--endpoints", bed.etcd[0], "--cacert", f"{d}/ca.crt", "--cert", f"{d}/root.crt",
+        "--key", f"{d}/root.key", "snapshot", "save", path], env={**os.environ, "ETCDCTL_API": "3"})
+
+
+def revision(bed):
+    return int(bed.etcd_call("/v3/kv/range", {"key": b64(b"/"), "count_only": True})["header"]["revision"])
+
+
+def restore_datastore(old, new, snap):
+    """The lost DataStore back from the snapshot: etcdutl (built from go.etcd.io/etcd/etcdutl/v3,
+    as the members' image ships it) restores with the member's name, its peer URL and the
+    revision bump into a fresh data dir, and the same etcd (certificates, ports) starts on it
+    under the new bed."""
+    data = os.path.join(old.work, f"etcd-{old.ds_name}-restored")
+    peer = f"http://127.0.0.1:{old.ds_peer}"
+    sh([f"{old.bin}/etcdutl", "snapshot", "restore", snap, "--name", old.ds_name, "--data-dir", data,
+        "--initial-cluster", f"{old.ds_name}={peer}", "--initial-advertise-peer-urls", peer,
+        "--bump-revision", str(BUMP), "--mark-compacted"])
+    argv = list(old.ds_argv)
+    argv[argv.index("--data-dir") + 1] = data
+    new.c.spawn(f"etcd-{old.ds_name}", argv)
+    url, ctx = new.etcd
+    new.c.wait_for(f"the restored etcd {old.ds_name} /health", lambda: b'"health":"true"' in urllib.request.urlopen(
+        f"{url}/health", context=ctx, timeout=2).read(), timeout=60, interval=1)
+    return data
 
 
 def prefix_count(bed, prefix):
@@ -82,9 +135,9 @@ def release(held, port, host, wait_for):
 
 
 def lose_management_cluster(bed, keep):
-    """SIGKILL every process of the bed but `keep`, in start order (management etcd and API server
-    first, the tenant API server last), and delete the management etcd's data dir. Returns the
-    kept process (Popen)."""
+    """SIGKILL every process of the bed but `keep` (None: every one), in start order (management
+    etcd and API server first, the tenant API server last), and delete the management etcd's data
+    dir. Returns the kept process (Popen) or None."""
     lost = []
     for name, p in list(bed.c.procs.items()):
         if name == keep:
@@ -95,13 +148,14 @@ def lose_management_cluster(bed, keep):
             pass
         p.wait()
         lost.append(name)
-    kept = bed.c.procs.pop(keep)
+    kept = bed.c.procs.pop(keep) if keep else None
     bed.c.procs.clear()
     data = os.path.join(bed.work, "etcd")
     subprocess.run(["rm", "-rf", data], check=True)
     print(f"  lost (SIGKILL, no controller left to run a finalizer): {', '.join(lost)}; management etcd data dir "
           f"{data} deleted", flush=True)
-    print(f"  kept: {keep} (pid {kept.pid}), the tenant's DataStore", flush=True)
+    if kept is not None:
+        print(f"  kept: {keep} (pid {kept.pid}), the tenant's DataStore", flush=True)
     return kept
 
 
@@ -163,25 +217,60 @@ def management_rebuilt_from_git(e):
     e.r.figure("kamaji rebuild: DataStore keys under the tenant's prefix before the loss", str(before))
     print(f"  of which bound to an etcd lease (expire while no API server renews them): {leased(old, prefix)}", flush=True)
 
-    # 2. The loss.
+    # 2. The backup (restored mode), then the loss.
+    restore = restoring()
     keep = f"etcd-{kcp['spec']['dataStoreName']}"
     if keep not in old.c.procs:
         return [f"no DataStore process {keep} in the bed (procs {sorted(old.c.procs)})"]
+    if restore and f"etcd-{old.ds_name}" != keep:
+        return [f"the bed's last DataStore stand-in is etcd-{old.ds_name}, not the tenant's {keep}: nothing to restore"]
+    if restore:
+        snap = os.path.join(e.work, "kamaji-datastore-snapshot.db")
+        t = time.time()
+        snapshot_save(old, snap)
+        at_snapshot = revision(old)
+        e.r.figure("kamaji rebuild: DataStore snapshot (etcdctl snapshot save)",
+                   f"{time.time() - t:.1f}s, {os.path.getsize(snap)} bytes at revision {at_snapshot}")
+        r = subprocess.run([*tenant, "create", "configmap", LATE, "-n", "default", "--from-literal=written-after=the-snapshot"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return [f"writing ConfigMap default/{LATE} through the tenant API: {r.stderr.strip()[:400]}"]
+        print(f"  tenant: ConfigMap default/{LATE} written after the snapshot (a restore must not bring it back)", flush=True)
     t_loss = time.time()
-    kept = lose_management_cluster(old, keep)
-    # 3. The rebuild from git: a new management bed beside the surviving DataStore process, which
-    # it adopts (stopped with it at the end).
+    kept = lose_management_cluster(old, None if restore else keep)
+    # 3. The rebuild from git: a new management bed beside the DataStore process (the surviving
+    # one, or the one restored from the snapshot), which it adopts (stopped with it at the end).
     new = KamajiBed(os.path.join(e.work, "kamaji-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
-    new.c.procs[keep] = kept
     new.etcd, new.etcd_token, new.ds_host = old.etcd, old.etcd_token, old.ds_host
+    new.ds_pki, new.ds_name, new.ds_peer, new.ds_argv = old.ds_pki, old.ds_name, old.ds_peer, old.ds_argv
+    if restore:
+        lost_data = old.ds_argv[old.ds_argv.index("--data-dir") + 1]
+        subprocess.run(["rm", "-rf", lost_data], check=True)
+        print(f"  the DataStore lost too: {keep} killed, its data dir {lost_data} deleted", flush=True)
+    else:
+        new.c.procs[keep] = kept
     e.kamaji_bed = new
     # The port the tenant API server process listened on (tenant_control_plane_serves: 127.0.0.1:PORT).
     tenant_port = int(st["tenant_addr"].rsplit(":", 1)[1])
     held = {p: hold(p, h, new.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (tenant_port, "127.0.0.1"))}
+    if restore:
+        t = time.time()
+        data = restore_datastore(old, new, snap)
+        new.ds_argv = new.c.procs[keep].args
+        restored = revision(new)
+        e.r.figure("kamaji rebuild: DataStore restored (etcdutl snapshot restore --bump-revision --mark-compacted, etcd "
+                   "serving on it)", f"{time.time() - t:.1f}s")
+        print(f"  DataStore restored into {data}: revision {restored} (the snapshot's {at_snapshot}, bumped by {BUMP:,})",
+              flush=True)
+        if restored < at_snapshot + BUMP:
+            fails.append(f"the restored DataStore is at revision {restored}, not past the snapshot's {at_snapshot} + {BUMP}: "
+                         "watchers of the tenant would resume from revisions it has not reached")
     after_loss = prefix_count(new, prefix)
-    print(f"  DataStore after the loss: {after_loss} keys under {prefix}", flush=True)
-    if after_loss != before:
+    print(f"  DataStore after the loss{' and the restore' if restore else ''}: {after_loss} keys under {prefix}", flush=True)
+    if not restore and after_loss != before:
         fails.append(f"the loss changed the DataStore: {before} -> {after_loss} keys under {prefix}")
+    if restore and after_loss == 0:
+        fails.append(f"the restore brought back no key under {prefix} ({before} before the snapshot)")
     t0 = time.time()
     new.start()
     release(held, WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)
@@ -266,6 +355,15 @@ def management_rebuilt_from_git(e):
                          f"vs {cm['metadata']['uid']} {cm.get('data')}")
         e.r.figure("kamaji rebuild: new management plane up -> tenant serves its old data again", f"{t_served - t_up:.1f}s")
         e.r.figure("kamaji rebuild: management cluster lost -> tenant serves its old data again", f"{t_served - t_loss:.1f}s")
+    if restore:
+        r = subprocess.run([*st["tenant"], "get", "configmap", LATE, "-n", "default", "-o", "name"], capture_output=True, text=True)
+        if r.returncode == 0:
+            fails.append(f"the restored tenant serves ConfigMap default/{LATE}, written after the snapshot: "
+                         "its data is not the snapshot's")
+        elif "NotFound" not in r.stderr and "not found" not in r.stderr:
+            fails.append(f"reading ConfigMap default/{LATE} through the restored tenant: {r.stderr.strip()[:300]}")
+        else:
+            print(f"  ConfigMap default/{LATE} (written after the snapshot) is not served: the data is the snapshot's", flush=True)
     after = prefix_count(new, now)
     uid_keys = prefix_count(new, f"/{new_uid}/")
     print(f"  DataStore: {after} keys under {now}, the new control plane's prefix (under {prefix} before the loss: {before}); "
