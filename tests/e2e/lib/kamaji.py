@@ -1270,7 +1270,10 @@ def run(e, r):
                                ("NATS", "nats-server from its Go module")):
             sql = (f"kamaji: a tenant on a real {driver} DataStore through kine ({server}): Kamaji validates the DataStore "
                    "kaas-gitops rendered (its Secret named, never written), creates the tenant's database and user under the "
-                   f"rendered names, and the tenant API server serves from {driver} (issue 45)")
+                   f"rendered names, and the tenant API server serves from {driver}"
+                   + ("; then the management cluster lost with the tenant's database: a new management bed from git and "
+                      "the database from its pg_dump bring the tenant back with its objects" if driver == "PostgreSQL" else
+                      "; its database dumped, lost and restored" if driver == "MySQL" else "") + " (issue 45)")
             if default_bed_only(e, r, serves, sql, "the kine image is not built for the Node"):
                 from kamaji_sql import tenant_on  # imports this module
                 r.run(sql, tenant_on, e, driver)

@@ -177,10 +177,9 @@ def ten_tenants_recovered(e):
     --mark-compacted), a new management bed starts, the fleet's platform and tenants come back
     from git (the same rendered objects, applied at once), and every tenant must serve its
     `survivor` (same UID) and not `late`. Measured: loss -> every tenant serves its data."""
-    from kamaji import PROVIDER, WEBHOOK_PORT, KamajiBed
-    from capi import kamaji_reader
-    from kamaji_rebuild import (BUMP, LATE, SURVIVOR, datastore_from_git, hold, lose_management_cluster, release as free,
-                                restore_datastore, revision, snapshot_save)
+    from kamaji import PROVIDER
+    from kamaji_rebuild import (BUMP, LATE, SURVIVOR, datastore_from_git, lose_management_cluster, new_bed, restore_datastore,
+                                revision, snapshot_save, start_from_git)
     fl, old = e.kamaji_fleet, e.kamaji_bed
     f, names, fails = fl["fleet"], fl["names"], []
     uids = {}
@@ -206,11 +205,7 @@ def ten_tenants_recovered(e):
     lost_data = old.ds_argv[old.ds_argv.index("--data-dir") + 1]
     subprocess.run(["rm", "-rf", lost_data], check=True)
     print(f"  the shared DataStore lost too: its data dir {lost_data} deleted", flush=True)
-    new = KamajiBed(os.path.join(e.work, "kamaji-fleet-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
-    new.etcd, new.etcd_token, new.ds_host = old.etcd, old.etcd_token, old.ds_host
-    new.ds_pki, new.ds_name, new.ds_peer = old.ds_pki, old.ds_name, old.ds_peer
-    e.kamaji_bed = new
-    held = {WEBHOOK_PORT: hold(WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)}
+    new = new_bed(e, old, "kamaji-fleet-rebuilt")
     t = time.time()
     restore_datastore(old, new, snap)
     new.ds_argv = new.c.procs[f"etcd-{old.ds_name}"].args
@@ -219,15 +214,9 @@ def ten_tenants_recovered(e):
                f"{time.time() - t:.1f}s, revision {restored}")
     if restored < at_snapshot + BUMP:
         fails.append(f"the restored DataStore is at revision {restored}, not past the snapshot's {at_snapshot} + {BUMP}")
-    t_start = time.time()
-    new.start()
-    free(held, WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)
-    new.start_kamaji_pair(f)
     e.r.figure("kamaji fleet recovery: new management bed start (fresh etcd, CAPI managers, Kamaji chart + manager, provider)",
-               f"{time.time() - t_start:.1f}s")
+               f"{start_from_git(new, f):.1f}s")
     c = new.c
-    rbac, _ = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
-    c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
     c.kubectl("apply", "--server-side", "--field-manager=helm-controller", "-f", "-",
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": datastore_from_git(new, old, fl["release"])}))
     with open(new.hosts, "a") as h:

@@ -159,6 +159,32 @@ def lose_management_cluster(bed, keep):
     return kept
 
 
+def new_bed(e, old, name):
+    """The new management bed (not started yet) beside what survived of `old`: the bed's
+    DataStore stand-in settings (its address, certificates, the etcd argv a restore reuses)."""
+    new = KamajiBed(os.path.join(e.work, name), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
+    for attr in ("etcd", "etcd_token", "ds_host", "ds_pki", "ds_name", "ds_peer", "ds_argv"):
+        if hasattr(old, attr):
+            setattr(new, attr, getattr(old, attr))
+    e.kamaji_bed = new
+    return new
+
+
+def start_from_git(new, f):
+    """Starts the new management bed and puts back the platform git holds (`f`'s rendered
+    platform layer): the CAPI managers, Kamaji's chart, manager and provider, and the provider's
+    read of KamajiControlPlanes. Holds Kamaji's webhook port from the loss on (hold()). Returns
+    the seconds it took."""
+    held = {WEBHOOK_PORT: hold(WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)}
+    t = time.time()
+    new.start()
+    release(held, WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)
+    new.start_kamaji_pair(f)
+    rbac, _ = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
+    new.c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
+    return time.time() - t
+
+
 def datastore_from_git(new, old, release):
     """The DataStore the kamaji-etcd chart renders for the fleet's HelmRelease values (as
     KamajiBed.datastore_standin), pointing at the surviving etcd, and the chart's two Secrets.
@@ -240,16 +266,13 @@ def management_rebuilt_from_git(e):
     kept = lose_management_cluster(old, None if restore else keep)
     # 3. The rebuild from git: a new management bed beside the DataStore process (the surviving
     # one, or the one restored from the snapshot), which it adopts (stopped with it at the end).
-    new = KamajiBed(os.path.join(e.work, "kamaji-rebuilt"), e.a.bin, e.a.kamaji_bin, e.a.gomodcache, e.helm)
-    new.etcd, new.etcd_token, new.ds_host = old.etcd, old.etcd_token, old.ds_host
-    new.ds_pki, new.ds_name, new.ds_peer, new.ds_argv = old.ds_pki, old.ds_name, old.ds_peer, old.ds_argv
+    new = new_bed(e, old, "kamaji-rebuilt")
     if restore:
         lost_data = old.ds_argv[old.ds_argv.index("--data-dir") + 1]
         subprocess.run(["rm", "-rf", lost_data], check=True)
         print(f"  the DataStore lost too: {keep} killed, its data dir {lost_data} deleted", flush=True)
     else:
         new.c.procs[keep] = kept
-    e.kamaji_bed = new
     # The port the tenant API server process listened on (tenant_control_plane_serves: 127.0.0.1:PORT).
     tenant_port = int(st["tenant_addr"].rsplit(":", 1)[1])
     held = {p: hold(p, h, new.c.wait_for) for p, h in ((WEBHOOK_PORT, "0.0.0.0"), (tenant_port, "127.0.0.1"))}

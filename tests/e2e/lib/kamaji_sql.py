@@ -13,12 +13,15 @@ etcd API from that database. Stand-ins as in lib/kamaji.py: the kubelet (one pro
 container), CAPMOX, the cluster DNS and LoadBalancer route. Checked: the DataStore Ready, the
 database and user as rendered, the tenant's kubeconfig reaching its API server, and an object
 written into the tenant landing in the database. Measured: applied -> kubeconfig usable.
+Recovery: on PostgreSQL the management cluster is lost with the tenant's database and both come
+back (from git, and from the database's dump: management_lost); on MariaDB the database alone is
+dumped, lost and restored.
 """
 import base64, glob, json, os, re, shutil, ssl, subprocess, tempfile, time, urllib.request
 
 from capi import kustomize, standin, yaml_docs
 from cluster import free_port
-from kamaji import FLUX_GROUPS, KCP, TCP, start_containers, stop_tenant_processes
+from kamaji import FLUX_GROUPS, KCP, PROVIDER, TCP, start_containers, stop_tenant_processes
 
 DATASTORE = "datastores.kamaji.clastix.io"
 PASSWORD = "kaas-e2e-datastore"  # the bed's own servers on loopback, thrown away with it
@@ -103,20 +106,36 @@ class Postgres(Server):
         rows = self.sql(f"select count(*) from kine where name = '{KEY}'", db=schema)
         return rows not in ("", "0"), f"{self.sql('select count(*) from kine', db=schema)} rows in kine's table of database {schema}"
 
-    def dump_and_restore(self, schema, user):
-        """The tenant's database from its own backup (docs/backup.md): pg_dump, the database lost
-        (dropped), created again for the rendered user and pg_restore'd into it as that user."""
+    def conn(self):
+        return ["-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"], {**os.environ, "PGPASSWORD": PASSWORD}
+
+    def dump(self, schema):
+        """The tenant's database as its own backup takes it: pg_dump's custom format."""
         dump = os.path.join(self.dir, f"{schema}.dump")
-        env = {**os.environ, "PGPASSWORD": PASSWORD}
-        conn = ["-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        conn, env = self.conn()
         subprocess.run(["pg_dump", *conn, "-Fc", "-f", dump, schema], check=True, env=env, capture_output=True)
+        return dump
+
+    def lose(self, schema):
         self.sql(f'drop database "{schema}" with (force)')
+
+    def restore(self, schema, user, dump):
+        """The database created again for the rendered user and pg_restore'd into it as that user
+        (docs/backup.md: `pg_restore --dbname=<schema> --role=<user>`)."""
+        conn, env = self.conn()
         self.sql(f'create database "{schema}" owner "{user}"')
         r = subprocess.run(["pg_restore", *conn, "-d", schema, "--no-owner", f"--role={user}", dump],
                            env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"pg_restore: {r.stderr.strip()[-600:]}")
         return f"pg_dump of {schema} ({os.path.getsize(dump)} bytes), database dropped, created for {user}, pg_restore'd as {user}"
+
+    def dump_and_restore(self, schema, user):
+        """The tenant's database from its own backup (docs/backup.md): dumped, lost (dropped),
+        restored."""
+        dump = self.dump(schema)
+        self.lose(schema)
+        return self.restore(schema, user, dump)
 
 
 class MariaDB(Server):
@@ -350,6 +369,8 @@ def on_server(e, bed, server):
         fails.append(f"the ConfigMap written into {tenant} is not in {server.driver}: {what}")
     else:
         print(f"  the ConfigMap written into {tenant} is in {server.driver}: {what}", flush=True)
+    if hasattr(server, "restore") and not fails:
+        return fails + management_lost(e, bed, f, server, ds, objs, kcp, kubectl)
     if hasattr(server, "dump_and_restore") and not fails:
         # Recovery from the database's own backup: the API server and kine stop as the Pods would
         # while the database is restored, then start again on the restored database.
@@ -369,6 +390,83 @@ def on_server(e, bed, server):
                    f"{time.time() - t1:.1f}s")
         print(f"  after the restore the tenant API server serves the ConfigMap {OBJECT} again", flush=True)
     return fails
+
+
+def management_lost(e, old, f, server, ds, objs, kcp, kubectl):
+    """Issue 45's recovery on SQL: the tenant's database dumped (its own backup), then the
+    management cluster lost (every process of the bed SIGKILLed, its etcd's data deleted:
+    lib/kamaji_rebuild.py lose_management_cluster) and the tenant's database with it (dropped; the
+    database server is the platform's service and runs on). A new management bed starts, the
+    platform comes back from git (`f`'s rendered platform layer), the DataStore's login Secret is
+    put back (git holds its name only: docs/backup.md step 1), the rendered DataStore is applied,
+    the database is restored from the dump under the rendered names, and the tenant's rendered
+    objects are applied again: Kamaji creates a new TenantControlPlane on the same database and user,
+    and its API server (kine on the restored database) serves the ConfigMap written before the loss."""
+    from kamaji_rebuild import lose_management_cluster, new_bed, start_from_git
+    tenant, store = server.tenant, f"{server.tenant}-store"
+    schema, user = kcp["spec"]["dataStoreSchema"], kcp["spec"]["dataStoreUsername"]
+    uid = subprocess.run(kubectl + ["get", "configmap", OBJECT, "-o", "jsonpath={.metadata.uid}"],
+                         capture_output=True, text=True).stdout
+    dump = server.dump(schema)
+    t_loss = time.time()
+    lose_management_cluster(old, None)
+    server.lose(schema)
+    print(f"  lost with it: {tenant}'s database {schema} (dropped; {server.driver} itself runs on, as the platform's "
+          f"database service); kept: its dump {os.path.basename(dump)} ({os.path.getsize(dump)} bytes)", flush=True)
+    new = new_bed(e, old, f"kamaji-{tenant}-rebuilt")
+    e.r.figure(f"kamaji datastores: {server.driver} recovery, new management bed start (fresh etcd, CAPI managers, Kamaji, "
+               "provider)", f"{start_from_git(new, f):.1f}s")
+    c = new.c
+    c.kubectl("create", "secret", "generic", f"{store}-login", "-n", "kamaji-system", f"--from-literal=username={server.user}",
+              f"--from-literal=password={PASSWORD}")
+    c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-", input=json.dumps(ds))
+    try:
+        c.wait_for(f"DataStore {store} validated by the new Kamaji", lambda: c.get(DATASTORE, store).get("status", {}).get("ready") is True,
+                   timeout=120, interval=2)
+    except TimeoutError as ex:
+        return [f"{ex}: {json.dumps(c.get(DATASTORE, store).get('status'))[:600]}"]
+    t = time.time()
+    print(f"  restored before the tenant comes back: {server.restore(schema, user, dump)}", flush=True)
+    e.r.figure(f"kamaji datastores: {server.driver} database restored from its dump", f"{time.time() - t:.1f}s")
+    with open(new.hosts, "a") as h:
+        h.write(f"{server.host} {tenant}.{tenant}.svc\n")
+    t_apply = time.time()
+    c.kubectl("apply", "--server-side", "--field-manager=kustomize-controller", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    c.kubectl("patch", "-n", tenant, "proxmoxcluster", tenant, "--subresource=status", "--type=merge",
+              "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
+    print(f"  the same {len(objs)} rendered objects of {tenant} applied again from {f.dir}", flush=True)
+    try:
+        c.wait_for(f"the new Kamaji writes {tenant}'s Deployment on the restored database",
+                   lambda: c.kubectl("get", "-n", tenant, "deployment", tenant, check=False).returncode == 0, timeout=300, interval=2)
+    except TimeoutError as ex:
+        return [f"{ex}: TenantControlPlane status {json.dumps(c.get('-n', tenant, TCP, tenant).get('status'))[:600]}; "
+                f"kamaji log: {new.log('kamaji')[-800:]}"]
+    setup = c.get("-n", tenant, TCP, tenant).get("status", {}).get("storage", {}).get("setup", {})
+    fails = []
+    if setup.get("schema") != schema or setup.get("user") != user:
+        fails.append(f"the new TenantControlPlane set up {setup}, not the rendered schema {schema} and user {user}")
+    port = start_containers(new, tenant, server.host, controller_manager=False, quiet=True)
+    if isinstance(port, list):
+        return fails + port
+    try:
+        again = c.wait_for(f"{tenant}: the new TenantControlPlane Ready and {tenant}-kubeconfig (new CA) reaching its API server",
+                           lambda: usable_kubeconfig(c, new, tenant, server.host, port), timeout=300, interval=2)
+    except TimeoutError as ex:
+        return fails + [f"{ex}: kine log {new.log('tenant-kine-' + tenant)[-600:]}"]
+    got = subprocess.run(again + ["get", "configmap", OBJECT, "-o", "jsonpath={.metadata.uid} {.data.driver}"],
+                         capture_output=True, text=True)
+    t_served = time.time()
+    if got.returncode != 0 or got.stdout != f"{uid} {server.driver}":
+        return fails + [f"the recovered {tenant} does not serve ConfigMap {OBJECT} (uid {uid}) written before the loss: "
+                        f"{got.stdout or got.stderr.strip()[:300]}"]
+    print(f"  the recovered {tenant} serves ConfigMap {OBJECT} written before the loss (uid {uid}) from the restored "
+          f"{server.driver} database", flush=True)
+    e.r.figure(f"kamaji datastores: {server.driver} recovery, tenant objects applied -> tenant serves its objects again",
+               f"{t_served - t_apply:.1f}s")
+    e.r.figure(f"kamaji datastores: {server.driver} recovery, management cluster and database lost -> tenant serves its "
+               "objects again", f"{t_served - t_loss:.1f}s")
+    return fails + [f"recovered bed: {x}" for x in c.forbidden(["kamaji", PROVIDER])]
 
 
 # ---- /events on an etcd DataStore of its own --------------------------------------------------
