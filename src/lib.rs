@@ -4,20 +4,20 @@
 //! (`repo`, `commands`, `cli`).
 
 pub mod cli;
-pub mod cluster;
+pub(crate) mod cluster;
 pub mod commands;
-pub mod crd_fetch;
+pub(crate) mod crd_fetch;
 pub mod delivery;
 pub mod diagnostics;
-pub mod forge;
-pub mod git;
-pub mod http;
-pub mod layout;
+pub(crate) mod forge;
+pub(crate) mod git;
+pub(crate) mod http;
+pub(crate) mod layout;
 pub mod model;
 pub mod pin;
 pub mod publish;
 pub mod render;
 pub mod repo;
 pub mod spec;
-pub mod status;
+pub(crate) mod status;
 pub mod validate;

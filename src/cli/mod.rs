@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 mod diagnostics;
-pub mod generate;
-pub mod output;
-pub mod printer;
+pub(crate) mod generate;
+pub(crate) mod output;
+pub(crate) mod printer;
 
 pub use printer::Printer;
 

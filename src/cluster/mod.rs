@@ -4,8 +4,8 @@
 //! `reconcile.fluxcd.io/requestedAt` annotation `flux reconcile` sets). Every failure is a
 //! [`ClusterError`] with what to do; nothing else is ever written.
 
-pub mod read;
-pub mod tenant;
+pub(crate) mod read;
+pub(crate) mod tenant;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -10,8 +10,8 @@
 //! So an artifact holding only one tenant's files, with bytes that depend only on those files,
 //! is applied only when that tenant's content changes, and each apply untars ~20 files.
 
-pub mod artifact;
-pub mod tree;
+pub(crate) mod artifact;
+pub(crate) mod tree;
 
 pub use artifact::{Artifact, CONFIG_MEDIA_TYPE, CONTENT_MEDIA_TYPE, MANIFEST_MEDIA_TYPE};
 pub use tree::{TenantSource, tenant_files, tenant_sources};

@@ -117,11 +117,6 @@ impl Client {
         self.kind
     }
 
-    /// `GET path`.
-    pub fn get(&self, path: &str) -> Result<Answer, ForgeError> {
-        self.send(Method::GET, path, None::<&()>)
-    }
-
     /// `method path` with a JSON body, which must succeed (2xx): any other answer is the
     /// forge's refusal to do `action` (said as "GitHub refused to <action>: HTTP 403: ...").
     pub fn call<B: Serialize>(

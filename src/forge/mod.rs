@@ -13,7 +13,7 @@ use std::time::Duration;
 mod gitea;
 mod github;
 mod gitlab;
-pub mod http;
+pub(crate) mod http;
 
 /// A forge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,15 +27,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// As `--forge` spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Github => "github",
-            Kind::Gitlab => "gitlab",
-            Kind::Gitea => "gitea",
-        }
-    }
-
     /// The environment variables the token is read from, in order.
     pub fn token_vars(self) -> &'static [&'static str] {
         match self {

@@ -3,12 +3,12 @@
 //! out a branch or touches a file the tool does not own; every failure is a typed [`GitError`]
 //! whose hint says what to do, and leaves the repository as it was.
 
-pub mod commit;
-pub mod head;
-pub mod pr;
-pub mod push;
-pub mod push_cli;
-pub mod sign;
+pub(crate) mod commit;
+pub(crate) mod head;
+pub(crate) mod pr;
+pub(crate) mod push;
+pub(crate) mod push_cli;
+pub(crate) mod sign;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -7,21 +7,21 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 
-pub mod access;
+pub(crate) mod access;
 mod addons;
 pub mod bootstrap_rbac;
-pub mod build;
-pub mod datastore_names;
-pub mod datastores;
-pub mod dns;
-pub mod exposure;
-pub mod pins;
+pub(crate) mod build;
+pub(crate) mod datastore_names;
+pub(crate) mod datastores;
+pub(crate) mod dns;
+pub(crate) mod exposure;
+pub(crate) mod pins;
 mod providers;
 pub mod releases;
 mod topology;
-pub mod upgrade;
-pub mod vips;
-pub mod window;
+pub(crate) mod upgrade;
+pub(crate) mod vips;
+pub(crate) mod window;
 
 pub use crate::spec::raw::{
     AddonKind, AddonWiring, AddressType, CgroupDriver, Contract, DigestFormat, NodeOs, Provider, ServiceType,

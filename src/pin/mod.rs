@@ -8,9 +8,9 @@
 
 pub mod auth;
 pub(crate) mod http;
-pub mod policy;
-pub mod reference;
-pub mod registry;
+pub(crate) mod policy;
+pub(crate) mod reference;
+pub(crate) mod registry;
 
 use std::collections::BTreeMap;
 

@@ -8,7 +8,7 @@
 //! alone (one HEAD request).
 
 pub mod oci;
-pub mod sources;
+pub(crate) mod sources;
 
 use serde::Serialize;
 

@@ -1,22 +1,22 @@
 //! Model -> desired file tree. Pure: no I/O, no clock, no environment. Tenants render in
 //! parallel; the tree is a sorted map, so the output does not depend on scheduling.
 
-pub mod access;
-pub mod addons;
-pub mod backup;
+pub(crate) mod access;
+pub(crate) mod addons;
+pub(crate) mod backup;
 mod datastores;
 mod exposure;
 mod flux;
-pub mod images;
+pub(crate) mod images;
 pub mod node;
 pub mod objects;
 pub(crate) mod platform;
 mod providers;
-pub mod shared;
+pub(crate) mod shared;
 mod tenant;
 pub(crate) mod topology;
 mod workers;
-pub mod yaml;
+pub(crate) mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,11 +2,11 @@
 //! tree, `kaas.lock`, the process lock, the caches, and what a file change means for `watch`.
 
 pub mod inputs;
-pub mod lock;
+pub(crate) mod lock;
 pub mod pause_point;
-pub mod portable;
+pub(crate) mod portable;
 pub mod process_lock;
-pub mod stat_cache;
-pub mod tenant_cache;
-pub mod tree;
-pub mod watch;
+pub(crate) mod stat_cache;
+pub(crate) mod tenant_cache;
+pub(crate) mod tree;
+pub(crate) mod watch;

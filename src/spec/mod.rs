@@ -2,10 +2,10 @@
 //! refused file (`shape`, reading jsonschema's errors with `json_schema`) and source positions
 //! (`source`).
 
-pub mod edit;
-pub mod json_schema;
+pub(crate) mod edit;
+pub(crate) mod json_schema;
 pub mod load;
 pub mod raw;
-pub mod shape;
-pub mod source;
-pub mod tree;
+pub(crate) mod shape;
+pub(crate) mod source;
+pub(crate) mod tree;

@@ -2,8 +2,8 @@
 //! `flux/` and `overlays/`) against the objects the management cluster holds, in the tenant's
 //! terms. Pure: the caller reads the files and the cluster.
 
-pub mod health;
-pub mod reconcile;
+pub(crate) mod health;
+pub(crate) mod reconcile;
 
 use std::collections::{BTreeMap, BTreeSet};
 

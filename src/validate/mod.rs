@@ -10,12 +10,12 @@
 mod addons;
 mod builtin;
 mod cel;
-pub mod contracts;
+pub(crate) mod contracts;
 pub mod crd;
 mod datastores;
 mod fleet;
 mod keyword;
-pub mod kustomize;
+pub(crate) mod kustomize;
 mod labels;
 mod refs;
 pub(crate) mod schema;

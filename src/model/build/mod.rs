@@ -11,7 +11,7 @@ mod exposure;
 mod feature_gates;
 mod fields;
 mod kamaji_version;
-pub mod names;
+pub(crate) mod names;
 mod node_os;
 mod platform;
 mod pool_version;
@@ -19,16 +19,13 @@ mod providers;
 mod removed_flags;
 mod tenant;
 mod topology;
-pub mod transitions;
+pub(crate) mod transitions;
 mod upgrades;
 mod warnings;
-pub mod window;
+pub(crate) mod window;
 
 pub use datastores::datastore_driver_changes;
-pub use fields::parse_range;
 pub use kamaji_version::{TagOrigin, check as kamaji_ceiling};
-pub use tenant::MAX_NAME;
-pub use topology::DEFAULT_NAMESPACE as DEFAULT_CLASS_NAMESPACE;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::vips;

@@ -4,7 +4,7 @@
 //! newest Kubernetes each Kamaji release runs; `api_skew`: the Kamaji API each Kamaji provider
 //! release is built against; `crds`: the CRD release assets `validate` checks against.
 
-pub mod api_skew;
-pub mod crds;
+pub(crate) mod api_skew;
+pub(crate) mod crds;
 pub mod kamaji;
-pub mod providers;
+pub(crate) mod providers;

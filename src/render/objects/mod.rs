@@ -12,7 +12,7 @@ pub mod controlplane;
 pub mod helm;
 pub mod kustomize;
 mod node_ser;
-pub mod oci;
+pub(crate) mod oci;
 
 use serde::Serialize;
 
