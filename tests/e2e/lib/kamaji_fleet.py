@@ -174,9 +174,10 @@ def ten_tenants_recovered(e):
     `late` is written; then the management cluster and the DataStore are lost (every process
     SIGKILLed, both data dirs deleted: lib/kamaji_rebuild.py lose_management_cluster). The
     DataStore comes back from the snapshot (etcdutl restore with --bump-revision
-    --mark-compacted), a new management bed starts, the fleet's platform and tenants come back
-    from git (the same rendered objects, applied at once), and every tenant must serve its
-    `survivor` (same UID) and not `late`. Measured: loss -> every tenant serves its data."""
+    --mark-compacted), a new management bed starts with the fleet's platform, Flux starts on it and
+    applies every tenant from the fleet's git repository (the rendered `kaas-tenant-<t>`
+    Kustomizations), and every tenant must serve its `survivor` (same UID) and not `late`.
+    Measured: loss -> every tenant serves its data."""
     from kamaji import PROVIDER
     from kamaji_rebuild import (BUMP, LATE, SURVIVOR, datastore_from_git, lose_management_cluster, new_bed, restore_datastore,
                                 revision, snapshot_save, start_from_git)
@@ -221,10 +222,7 @@ def ten_tenants_recovered(e):
               input=json.dumps({"apiVersion": "v1", "kind": "List", "items": datastore_from_git(new, old, fl["release"])}))
     with open(new.hosts, "a") as h:
         h.write("".join(f"{fl['host'][t]} {t}.{t}.svc\n" for t in names))
-    objs = tenant_objects(f, names)
-    t_apply = time.time()
-    apply_tenants(c, objs, names)
-    print(f"  the same {len(objs)} rendered objects of the {len(names)} tenants applied from {f.dir}", flush=True)
+    t_apply = flux_applies_tenants(e, new, f, names)
     try:
         started, _, done = serve(new, names, fl["host"], t_apply)
     except (TimeoutError, RuntimeError) as ex:
@@ -243,8 +241,63 @@ def ten_tenants_recovered(e):
         fails.append(f"{names[0]} serves ConfigMap default/{LATE}, written after the snapshot: its data is not the snapshot's")
     print(f"  every tenant serves its {SURVIVOR} again: {sum(served[t] == uids[t] for t in names)}/{len(names)}; "
           f"{names[0]}'s {LATE} not served: {r.returncode != 0}", flush=True)
-    e.r.figure(f"kamaji fleet recovery: {len(names)} tenants' objects applied -> every tenant serves its data again",
+    e.r.figure(f"kamaji fleet recovery: {len(names)} tenants' Flux Kustomizations applied -> every tenant serves its data again",
                f"{t_served - t_apply:.1f}s")
     e.r.figure(f"kamaji fleet recovery: management cluster and shared DataStore lost -> all {len(names)} tenants serve their "
                "data again", f"{t_served - t_loss:.1f}s")
     return fails + [f"recovered bed: {x}" for x in c.forbidden(["kamaji", PROVIDER])]
+
+
+def flux_applies_tenants(e, bed, f, names):
+    """Flux on the new management bed (source- and kustomize-controller under flux2's RBAC,
+    lib/cluster.py start_flux), the fleet repository on a loopback git server, and the rendered
+    `flux/kustomization-kaas-tenant-<t>.yaml` of each tenant with a GitRepository `flux-system`
+    for it: kustomize-controller applies every tenant's overlay from git. Their `dependsOn:
+    kaas-platform` is dropped (stand-in, printed): the bed started the platform layer itself.
+    Returns the time the Kustomizations were applied."""
+    from fleet import serve_git
+    c = bed.c
+    t0 = time.time()
+    c.install_crds(keep_installed=True)
+    c.start_flux(helm=False)
+    c.wait_for("Flux's source- and kustomize-controller started", lambda: all(
+        "Starting workers" in open(os.path.join(c.logs, f"{n}.log"), errors="replace").read()
+        for n in ("source-controller", "kustomize-controller")), timeout=120)
+    port = serve_git(c, e.git_root)
+    f.url = f"http://127.0.0.1:{port}/{os.path.basename(f.bare)}"
+    subprocess.run(["git", "-C", f.dir, "remote", "set-url", "origin", f.url], check=True)
+    sha = f.commit_push(f"{len(names)} tenants")
+    e.r.figure("kamaji fleet recovery: Flux started on the new management bed (CRDs, source- and kustomize-controller, git "
+               "server)", f"{time.time() - t0:.1f}s")
+    kustomizations = []
+    for t in names:
+        k = yaml_docs(open(os.path.join(f.dir, "flux", f"kustomization-kaas-tenant-{t}.yaml")).read())[0]
+        k["spec"].pop("dependsOn", None)
+        kustomizations.append(k)
+    standin("kaas-platform's readiness for the tenant Kustomizations (their dependsOn dropped): the bed started the "
+            "platform layer itself")
+    git = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+           "metadata": {"name": "flux-system", "namespace": "flux-system"},
+           "spec": {"interval": "1m", "url": f.url, "ref": {"branch": "main"}}}
+    t_apply = time.time()
+    c.kubectl("apply", "--server-side", "-f", "-",
+              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [git, *kustomizations]}))
+    print(f"  Flux: GitRepository flux-system -> {f.url} at {sha[:12]}, Kustomizations "
+          f"{', '.join(k['metadata']['name'] for k in kustomizations)}", flush=True)
+
+    def applied():
+        missing = [t for t in names if c.kubectl("get", "-n", t, "proxmoxcluster", t, check=False).returncode != 0]
+        if missing:
+            return None
+        for t in names:
+            c.kubectl("patch", "-n", t, "proxmoxcluster", t, "--subresource=status", "--type=merge",
+                      "-p", json.dumps({"status": {"initialization": {"provisioned": True}}}))
+        return True
+    try:
+        c.wait_for(f"kustomize-controller applies the {len(names)} tenants from git", applied, timeout=300, interval=2)
+    except TimeoutError as ex:
+        raise TimeoutError(f"{ex}; kustomize-controller log: {bed.log('kustomize-controller')[-800:]}") from ex
+    standin(f"CAPMOX's ProxmoxCluster status.initialization.provisioned=true for the {len(names)} tenants")
+    e.r.figure(f"kamaji fleet recovery: Kustomizations applied -> kustomize-controller applied all {len(names)} tenants from git",
+               f"{time.time() - t_apply:.1f}s")
+    return t_apply
