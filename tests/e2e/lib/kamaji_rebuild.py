@@ -173,7 +173,7 @@ def new_bed(e, old, name):
 def start_from_git(new, f):
     """Starts the new management bed and puts back the platform git holds (`f`'s rendered
     platform layer): the CAPI managers, Kamaji's chart, manager and provider, and the provider's
-    read of KamajiControlPlanes. Holds Kamaji's webhook port from the loss on (hold()). Returns
+    read of KamajiControlPlanes; then the bed's Nodes (kwok). Holds Kamaji's webhook port from the loss on (hold()). Returns
     the seconds it took."""
     held = {WEBHOOK_PORT: hold(WEBHOOK_PORT, "0.0.0.0", new.c.wait_for)}
     t = time.time()
@@ -182,6 +182,11 @@ def start_from_git(new, f):
     new.start_kamaji_pair(f)
     rbac, _ = kamaji_reader(os.path.join(f.dir, "overlays", "platform"))
     new.c.kubectl("apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": rbac}))
+    # The lost bed's Nodes went with it (lib/kamaji.py process_serves started them for the first
+    # tenant): the Deployments Kamaji writes need Pods that turn Ready.
+    new.c.start_nodes(3)
+    standin("the kubelet of the TenantControlPlanes' Pods on the new management cluster: kwok's fake Nodes report them "
+            "Running and Ready; their containers are the processes the bed starts")
     return time.time() - t
 
 
