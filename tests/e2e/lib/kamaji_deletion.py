@@ -49,6 +49,9 @@ def prune(c, objs):
             raise RuntimeError(f"deleting {d['kind']} {d['metadata']['name']}: {r.stderr.strip()}")
 
 
+HELM_INSTALL_TIMEOUT = 300  # seconds: a HelmRelease's install timeout when spec.timeout is unset (Flux's 5m)
+
+
 def holders(c):
     """The Flux objects left in the tenant's namespace, each with its Ready condition: what holds
     the namespace when it does not go."""
@@ -159,9 +162,16 @@ def deleted_in_two_steps(e):
     t1 = time.time()
     prune(c, [d for d in new.values() if d["apiVersion"].split("/")[0] not in FLUX_GROUPS])
     c.kubectl("delete", "--wait=false", DATASTORE, ds)
+    # An add-on HelmRelease pruned while helm-controller still runs its install into the tenant
+    # (the CNI waits for Nodes the tenant never got) keeps its finalizer until that action ends:
+    # helm-controller reconciles one object at a time, the install waits up to the release's
+    # timeout (5m, Flux's default: the render sets none), and only then does reconcileDelete skip
+    # the uninstall, `<tenant>-kubeconfig` being gone (helm-controller v1.6.3
+    # internal/controller/helmrelease_controller.go reconcileReleaseDeletion). The namespace may
+    # take that long; the default bed's tenant refuses connections at once, real Pods' routes time out.
     try:
         c.wait_for(f"DataStore {ds} and namespace {TENANT} gone", lambda: gone(c, DATASTORE, ds) and gone(c, "namespace", TENANT),
-                   timeout=180, interval=2)
+                   timeout=180 + HELM_INSTALL_TIMEOUT, interval=2)
     except TimeoutError as ex:
         d = c.kubectl("get", DATASTORE, ds, "-o", "json", check=False).stdout
         n = c.kubectl("get", "namespace", TENANT, "-o", "json", check=False).stdout
