@@ -366,6 +366,32 @@ def gateway_api_crds():
     return [doc for n in want for doc in yaml_docs(open(os.path.join(d, n + ".yaml")).read())]
 
 
+def from_initech(d, tenants):
+    """The example repository in `d` with its tenants replaced by `tenants` ({name: edit}), each
+    derived from tenants/initech.yaml: `edit(text)` gets initech's file with its name changed and
+    returns the tenant's file, or None when the example no longer has what it replaces."""
+    from fleet import Fleet
+    Fleet.example(d)
+    folder = os.path.join(d, "tenants")
+    src = open(os.path.join(folder, "initech.yaml")).read()
+    for name in os.listdir(folder):
+        os.remove(os.path.join(folder, name))
+    for name, edit in tenants.items():
+        text = edit(src.replace("name: initech", f"name: {name}"))
+        if text is None or f"name: {name}" not in text:
+            raise RuntimeError(f"could not derive tenant {name} from tenants/initech.yaml")
+        open(os.path.join(folder, f"{name}.yaml"), "w").write(text)
+
+
+def with_datastores(d, stores):
+    """kaas.yaml of the example with its `dataStores: [default]` line replaced by `stores`."""
+    path = os.path.join(d, "kaas.yaml")
+    platform = open(path).read()
+    if "  dataStores: [default]\n" not in platform:
+        raise RuntimeError("kaas.yaml of the example has no `dataStores: [default]` line to replace")
+    open(path, "w").write(platform.replace("  dataStores: [default]\n", stores))
+
+
 def tenant_overlay(f, tenant):
     return kustomize(os.path.join(f.dir, "overlays", "tenants", tenant))
 

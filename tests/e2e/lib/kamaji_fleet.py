@@ -15,24 +15,16 @@ N kubeconfigs usable, and each tenant's own time.
 import base64, json, os, re, subprocess, time
 
 from capi import kustomize, standin, yaml_docs
-from kamaji import FLUX_GROUPS, KCP, TCP, start_containers
+from kamaji import FLUX_GROUPS, KCP, TCP, from_initech, start_containers
 
 N = 10
 
 
 def fill(d):
-    from fleet import Fleet
-    Fleet.example(d)
-    tenants = os.path.join(d, "tenants")
-    src = open(os.path.join(tenants, "initech.yaml")).read()
-    for name in os.listdir(tenants):
-        os.remove(os.path.join(tenants, name))
-    for i in range(1, N + 1):
-        name = f"t{i:02d}"
-        text = src.replace("name: initech", f"name: {name}").replace("10.0.7.", f"10.0.{40 + i}.")
-        if f"name: {name}" not in text or "shared: default" not in text:
-            raise RuntimeError("could not derive the benchmark tenants from tenants/initech.yaml")
-        open(os.path.join(tenants, f"{name}.yaml"), "w").write(text)
+    def pool(i):
+        """Tenant i on the shared DataStore, with an address pool of its own."""
+        return lambda t: t.replace("10.0.7.", f"10.0.{40 + i}.") if "shared: default" in t else None
+    from_initech(d, {f"t{i:02d}": pool(i) for i in range(1, N + 1)})
 
 
 def shared_datastore(bed, f):
@@ -191,10 +183,10 @@ def ten_tenants_recovered(e):
         uids[t] = json.loads(r.stdout)["metadata"]["uid"]
     snap = os.path.join(e.work, "kamaji-fleet-snapshot.db")
     t = time.time()
+    at_snapshot = revision(old)  # before: the tenants write on while the snapshot is taken
     snapshot_save(old, snap)
-    at_snapshot = revision(old)
     e.r.figure(f"kamaji fleet recovery: the shared DataStore of {len(names)} tenants snapshotted (etcdctl snapshot save)",
-               f"{time.time() - t:.1f}s, {os.path.getsize(snap)} bytes at revision {at_snapshot}")
+               f"{time.time() - t:.1f}s, {os.path.getsize(snap)} bytes, taken at revision {at_snapshot} or later")
     r = tenant_kubectl(old, fl, names[0], "create", "configmap", LATE, "-n", "default")
     if r.returncode != 0:
         return [f"{names[0]}: writing ConfigMap default/{LATE}: {r.stderr.strip()[:300]}"]

@@ -239,7 +239,11 @@ def cni_installed(e, c, cni, tenant, t_apply):
         r = subprocess.run([*tenant, "get", "-n", target, "configmap", "cilium-config", "-o", "json"], capture_output=True, text=True)
         s = subprocess.run([*tenant, "get", "-n", ns, "secret", "-l", f"owner=helm,name={release}", "-o", "name"],
                            capture_output=True, text=True)
-        return json.loads(r.stdout) if r.returncode == 0 and s.stdout.strip() else None
+        # The release record is written before the objects (pending-install): wait for the last
+        # kind the check below reads as well.
+        d = subprocess.run([*tenant, "get", "-n", target, "daemonset", "-l", "app.kubernetes.io/part-of=cilium", "-o", "name"],
+                           capture_output=True, text=True)
+        return json.loads(r.stdout) if r.returncode == 0 and s.stdout.strip() and d.stdout.strip() else None
     try:
         cfg = c.wait_for(f"helm-controller: the {CNI_CHART} release in the tenant", installed, timeout=240, interval=3)
     except TimeoutError as ex:

@@ -258,10 +258,10 @@ def management_rebuilt_from_git(e):
     if restore:
         snap = os.path.join(e.work, "kamaji-datastore-snapshot.db")
         t = time.time()
+        at_snapshot = revision(old)  # before: the tenant writes on while the snapshot is taken
         snapshot_save(old, snap)
-        at_snapshot = revision(old)
         e.r.figure("kamaji rebuild: DataStore snapshot (etcdctl snapshot save)",
-                   f"{time.time() - t:.1f}s, {os.path.getsize(snap)} bytes at revision {at_snapshot}")
+                   f"{time.time() - t:.1f}s, {os.path.getsize(snap)} bytes, taken at revision {at_snapshot} or later")
         r = subprocess.run([*tenant, "create", "configmap", LATE, "-n", "default", "--from-literal=written-after=the-snapshot"],
                            capture_output=True, text=True)
         if r.returncode != 0:

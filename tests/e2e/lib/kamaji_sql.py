@@ -21,7 +21,7 @@ import base64, glob, json, os, re, shutil, ssl, subprocess, tempfile, time, urll
 
 from capi import kustomize, standin, yaml_docs
 from cluster import free_port
-from kamaji import FLUX_GROUPS, KCP, PROVIDER, TCP, start_containers, stop_tenant_processes
+from kamaji import FLUX_GROUPS, KCP, PROVIDER, TCP, from_initech, start_containers, stop_tenant_processes, with_datastores
 
 DATASTORE = "datastores.kamaji.clastix.io"
 PASSWORD = "kaas-e2e-datastore"  # the bed's own servers on loopback, thrown away with it
@@ -251,24 +251,11 @@ SERVERS = {s.driver: s for s in (Postgres, MariaDB, Nats)}
 
 def fill(server):
     def f(d):
-        from fleet import Fleet
-        Fleet.example(d)
-        tenants = os.path.join(d, "tenants")
-        src = open(os.path.join(tenants, "initech.yaml")).read()
-        for name in os.listdir(tenants):
-            os.remove(os.path.join(tenants, name))
         store = server.tenant + "-store"
-        text = src.replace("name: initech", f"name: {server.tenant}").replace("shared: default", f"shared: {store}")
-        if f"shared: {store}" not in text:
-            raise RuntimeError("could not derive the tenant from tenants/initech.yaml")
-        open(os.path.join(tenants, f"{server.tenant}.yaml"), "w").write(text)
-        path = os.path.join(d, "kaas.yaml")
-        platform = open(path).read()
-        stores = (f"  dataStores:\n  - default\n  - name: {store}\n    driver: {server.driver}\n"
-                  f"    endpoints: [\"127.0.0.1:{server.port}\"]\n    basicAuth: {{secretName: {store}-login}}\n")
-        if "  dataStores: [default]\n" not in platform:
-            raise RuntimeError("kaas.yaml of the example has no `dataStores: [default]` line to replace")
-        open(path, "w").write(platform.replace("  dataStores: [default]\n", stores))
+        from_initech(d, {server.tenant: lambda t: t.replace("shared: default", f"shared: {store}")
+                         if "shared: default" in t else None})
+        with_datastores(d, f"  dataStores:\n  - default\n  - name: {store}\n    driver: {server.driver}\n"
+                           f"    endpoints: [\"127.0.0.1:{server.port}\"]\n    basicAuth: {{secretName: {store}-login}}\n")
     return f
 
 
@@ -476,26 +463,13 @@ EVENTS_TENANT, EVENTS_HOST = "evt", "127.0.0.33"
 
 def events_fill(ports):
     def f(d):
-        from fleet import Fleet
-        Fleet.example(d)
-        tenants = os.path.join(d, "tenants")
-        src = open(os.path.join(tenants, "initech.yaml")).read()
-        for name in os.listdir(tenants):
-            os.remove(os.path.join(tenants, name))
         # No dataStore of its own: the fleet's default, and with it the fleet's overrides.
-        text = src.replace("name: initech", f"name: {EVENTS_TENANT}").replace("    dataStore:\n      shared: default\n", "")
-        if "dataStore" in text:
-            raise RuntimeError("could not derive the events tenant from tenants/initech.yaml")
-        open(os.path.join(tenants, f"{EVENTS_TENANT}.yaml"), "w").write(text)
-        path = os.path.join(d, "kaas.yaml")
+        drop = "    dataStore:\n      shared: default\n"
+        from_initech(d, {EVENTS_TENANT: lambda t: t.replace(drop, "") if drop in t else None})
         tls = "tls: {{certificateAuthority: {{secretName: fleet-etcd-ca}}, clientCertificate: {{secretName: {}-root}}}}"
-        stores = "  dataStores:\n  - default\n" + "".join(
+        with_datastores(d, "  dataStores:\n  - default\n" + "".join(
             f"  - name: {n}\n    driver: etcd\n    endpoints: [\"127.0.0.1:{p}\"]\n    {tls.format(n)}\n" for n, p in ports.items()
-        ) + "  tenantDataStores:\n    default: etcd-main\n    overrides: [{resource: /events, dataStore: etcd-events}]\n"
-        platform = open(path).read()
-        if "  dataStores: [default]\n" not in platform:
-            raise RuntimeError("kaas.yaml of the example has no `dataStores: [default]` line to replace")
-        open(path, "w").write(platform.replace("  dataStores: [default]\n", stores))
+        ) + "  tenantDataStores:\n    default: etcd-main\n    overrides: [{resource: /events, dataStore: etcd-events}]\n")
     return f
 
 
