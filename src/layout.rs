@@ -14,6 +14,11 @@
 //! flux/ocirepository-kaas-tenant-<t>.yaml     (delivery.mode: oci) names <t>'s artifact
 //! base/platform/, base/tenant/    people's own resources, referenced by every overlay
 //! ```
+//!
+//! With several management clusters (kaas.yaml `spec.managementClusters`) the default one keeps
+//! `flux/` and every other one `<mc>` gets the same files for its own tenants in `flux/<mc>/`;
+//! the overlays stay where they are (tenant names are unique fleet-wide, and every management
+//! cluster applies the one platform layer).
 
 /// The folder of every overlay.
 pub const OVERLAYS: &str = "overlays";
@@ -27,8 +32,6 @@ pub const KAMAJI_DIR: &str = "overlays/platform/kamaji";
 pub const TENANTS_DIR: &str = "overlays/tenants";
 /// Flux's entry points.
 pub const FLUX_DIR: &str = "flux";
-/// The kustomization listing every Flux entry point.
-pub const FLUX_INDEX: &str = "flux/kustomization.yaml";
 /// People's resources added to every tenant overlay (and to every tenant artifact).
 pub const BASE_TENANT_DIR: &str = "base/tenant";
 /// Every overlay folder's index.
@@ -66,6 +69,16 @@ pub fn in_platform(path: &str) -> bool {
     path.strip_prefix(PLATFORM_DIR).is_some_and(|r| r.starts_with('/'))
 }
 
+/// The Flux Kustomization file of the platform layer (`kaas-kamaji`, `kaas-platform`), in any
+/// management cluster's entry point.
+pub fn is_platform_flux_file(path: &str) -> bool {
+    flux_entry_name(path).is_some_and(|n| {
+        platform_kustomization_names()
+            .iter()
+            .any(|k| n.strip_suffix(".yaml") == Some(kustomization_file(k).as_str()))
+    })
+}
+
 /// A file under `flux/`.
 pub fn in_flux(path: &str) -> bool {
     path.strip_prefix(FLUX_DIR).is_some_and(|r| r.starts_with('/'))
@@ -79,6 +92,32 @@ pub fn is_rendered(path: &str) -> bool {
 /// `flux/<stem>.yaml`.
 pub fn flux_file(stem: &str) -> String {
     format!("{FLUX_DIR}/{stem}.yaml")
+}
+
+/// The folder of a management cluster's Flux entry point: `flux/` for the default one
+/// (`None`), `flux/<mc>/` for the others.
+pub fn flux_dir(mc: Option<&str>) -> String {
+    match mc {
+        None => FLUX_DIR.to_string(),
+        Some(m) => format!("{FLUX_DIR}/{m}"),
+    }
+}
+
+/// The folder of the entry point holding `path` (`flux` or `flux/<mc>`), for a file of one.
+pub fn entry_point_of(path: &str) -> Option<&str> {
+    let name = flux_entry_name(path)?;
+    Some(&path[..path.len() - name.len() - 1])
+}
+
+/// The file name of a Flux entry point file, whichever management cluster's folder holds it:
+/// `flux/x.yaml` and `flux/<mc>/x.yaml` give `x.yaml`.
+fn flux_entry_name(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix(FLUX_DIR)?.strip_prefix('/')?;
+    match rest.split_once('/') {
+        None => Some(rest),
+        Some((mc, name)) if !mc.is_empty() && !name.contains('/') => Some(name),
+        Some(_) => None,
+    }
 }
 
 /// The Flux Kustomization of the platform layer (everything but [`KAMAJI_DIR`]).
@@ -113,25 +152,25 @@ pub fn tenant_kustomization_file(tenant: &str) -> String {
 
 /// The tenant whose Flux Kustomization `path` is, given the fleet's tenants.
 pub fn tenant_of_flux_entry<'a>(path: &str, tenants: impl IntoIterator<Item = &'a String>) -> Option<&'a String> {
-    let stem = path.strip_prefix(FLUX_DIR)?.strip_prefix('/')?.strip_suffix(".yaml")?;
+    let stem = flux_entry_name(path)?.strip_suffix(".yaml")?;
     tenants.into_iter().find(|t| tenant_kustomization_file(t) == stem)
 }
 
 /// The tenant named by a Flux Kustomization's file, read from the name alone.
 pub fn tenant_of_flux_file(path: &str) -> Option<&str> {
-    path.strip_prefix(FLUX_DIR)?
-        .strip_prefix("/kustomization-")?
+    flux_entry_name(path)?
+        .strip_prefix("kustomization-")?
         .strip_suffix(".yaml")?
         .strip_prefix("kaas-tenant-")
 }
 
 /// The files of a tenant `render` owns: its overlay, its Flux Kustomization and (with
-/// `delivery.mode: oci`) its OCIRepository.
-pub fn tenant_owned(tenant: &str) -> [String; 3] {
+/// `delivery.mode: oci`) its OCIRepository, in `flux_dir` ([`flux_dir`]).
+pub fn tenant_owned(tenant: &str, flux_dir: &str) -> [String; 3] {
     [
         tenant_prefix(tenant),
-        flux_file(&tenant_kustomization_file(tenant)),
-        flux_file(&tenant_oci_repository_file(tenant)),
+        format!("{flux_dir}/{}.yaml", tenant_kustomization_file(tenant)),
+        format!("{flux_dir}/{}.yaml", tenant_oci_repository_file(tenant)),
     ]
 }
 
@@ -144,18 +183,18 @@ pub mod artifact {
     /// `CanonicalContentMediaType`); the rendered OCIRepository selects the layer by it.
     pub const CONTENT_MEDIA_TYPE: &str = "application/vnd.cncf.flux.content.v1.tar+gzip";
 
-    /// How the file of every tenant's OCIRepository starts.
-    pub const REPOSITORY_FILE_PREFIX: &str = "flux/ocirepository-";
+    /// How the file name of every tenant's OCIRepository starts.
+    pub const REPOSITORY_FILE_PREFIX: &str = "ocirepository-";
 
     /// The file name (without `.yaml`) of a tenant's OCIRepository.
     pub fn repository_file(tenant: &str) -> String {
         format!("ocirepository-{}", tenant_kustomization_name(tenant))
     }
 
-    /// A file that names a tenant's artifact: an OCIRepository directly under `flux/`.
+    /// A file that names a tenant's artifact: an OCIRepository in a management cluster's Flux
+    /// entry point (`flux/` or `flux/<mc>/`).
     pub fn names_one(path: &str) -> bool {
-        path.strip_prefix(REPOSITORY_FILE_PREFIX)
-            .is_some_and(|r| !r.contains('/'))
+        super::flux_entry_name(path).is_some_and(|n| n.starts_with(REPOSITORY_FILE_PREFIX))
     }
 
     /// A file that goes into `tenant`'s artifact.
@@ -207,6 +246,19 @@ mod tests {
             Some("acme")
         );
         assert_eq!(tenant_of_flux_file("flux/kustomization-kaas-platform.yaml"), None);
+        assert_eq!(
+            tenant_of_flux_file("flux/us-east/kustomization-kaas-tenant-acme.yaml"),
+            Some("acme")
+        );
+        assert_eq!(
+            tenant_of_flux_file("flux/a/b/kustomization-kaas-tenant-acme.yaml"),
+            None
+        );
+        assert_eq!(flux_dir(None), "flux");
+        assert_eq!(entry_point_of("flux/kustomization.yaml"), Some("flux"));
+        assert_eq!(entry_point_of("flux/eu/kustomization.yaml"), Some("flux/eu"));
+        assert_eq!(entry_point_of("overlays/platform/kustomization.yaml"), None);
+        assert_eq!(flux_dir(Some("us-east")), "flux/us-east");
         assert_eq!(tenant_of_flux_file("flux/kustomization-kaas-kamaji.yaml"), None);
         let tenants = ["acme".to_string(), "globex".to_string()];
         assert_eq!(
@@ -218,7 +270,9 @@ mod tests {
     #[test]
     fn the_artifact_contract() {
         assert!(artifact::names_one("flux/ocirepository-kaas-tenant-acme.yaml"));
-        assert!(!artifact::names_one("flux/x/ocirepository-kaas-tenant-acme.yaml"));
+        assert!(artifact::names_one("flux/eu-west/ocirepository-kaas-tenant-acme.yaml"));
+        assert!(!artifact::names_one("flux/x/y/ocirepository-kaas-tenant-acme.yaml"));
+        assert!(!artifact::names_one("flux/kustomization-kaas-tenant-acme.yaml"));
         assert!(artifact::holds("acme", "overlays/tenants/acme/kustomization.yaml"));
         assert!(artifact::holds("acme", "base/tenant/extra.yaml"));
         assert!(!artifact::holds("acme", "overlays/tenants/acmex/kustomization.yaml"));

@@ -340,6 +340,15 @@ pub struct ClusterArgs {
     pub context: Option<String>,
 }
 
+/// Which of several management clusters a command reads (`status`, `wait`).
+#[derive(Debug, Clone, Args)]
+pub struct PlacementArgs {
+    /// Which of kaas.yaml's `spec.managementClusters` the context reaches: only the tenants
+    /// placed there are read [default: the default management cluster].
+    #[arg(long, value_name = "NAME")]
+    pub management_cluster: Option<String>,
+}
+
 /// `kubeconfig`.
 #[derive(Debug, Args)]
 pub struct KubeconfigArgs {
@@ -385,6 +394,8 @@ pub struct StatusArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[command(flatten)]
+    pub placement: PlacementArgs,
+    #[command(flatten)]
     pub output: FormatArgs,
 }
 
@@ -413,6 +424,8 @@ pub struct WaitArgs {
     pub flux_only: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub placement: PlacementArgs,
     #[command(flatten)]
     pub output: FormatArgs,
 }

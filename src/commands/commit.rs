@@ -10,7 +10,7 @@ use git2::Signature;
 use crate::cli::Printer;
 use crate::commands::summary::Status;
 use crate::git::{self, GitError, Workspace};
-use crate::layout::{self, kustomization_file, platform_kustomization_names};
+use crate::layout;
 use crate::model::Platform;
 use crate::repo::lock::LOCK_PATH;
 use crate::repo::tree::Plan;
@@ -77,9 +77,8 @@ pub fn message(paths: &[String], summary: &BTreeMap<String, (Status, usize)>) ->
         .filter(|(_, (s, _))| *s != Status::Unchanged)
         .map(|(k, v)| (k.clone(), *v))
         .collect();
-    let platform_entries = platform_kustomization_names().map(|k| layout::flux_file(&kustomization_file(k)));
     for p in paths {
-        let unit = if platform_entries.contains(p) {
+        let unit = if layout::is_platform_flux_file(p) {
             Some("platform".to_string())
         } else {
             layout::tenant_of_flux_file(p).map(str::to_string)

@@ -123,12 +123,23 @@ pub fn run_cached(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> 
         hashes: &hashes,
     };
     let (mut tree, owned) = render::render(&model, &images, ctx, selection);
-    let keep = skip
+    let flux_dirs: BTreeMap<&str, String> = model
+        .tenants
         .iter()
-        .flat_map(|t| {
+        .filter(|t| skip.contains(&t.name))
+        .map(|t| {
+            (
+                t.name.as_str(),
+                model.platform.flux_dir(t.management_cluster.as_deref()),
+            )
+        })
+        .collect();
+    let keep = flux_dirs
+        .iter()
+        .flat_map(|(t, dir)| {
             // The OCIRepository is kept when it exists (`delivery.mode: oci`); with `git` there
             // is none to keep.
-            crate::layout::tenant_owned(t)
+            crate::layout::tenant_owned(t, dir)
         })
         .collect();
     if let Some(bytes) = new_lock {
@@ -244,7 +255,14 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
         resolved = Some((images, diags, Some(hashes)));
         deployed
     });
-    let validated = build::validate(&platform, &tenants, &lock.vips, &lock.datastores, previous);
+    let validated = build::validate(
+        &platform,
+        &tenants,
+        &lock.vips,
+        &lock.datastores,
+        &lock.placements,
+        previous,
+    );
     let validated = match validated {
         Ok(v) if errs.is_empty() => v,
         Ok(_) => return Err(errs),
@@ -311,6 +329,7 @@ pub fn resolve(inputs: &Inputs, select: &Options, cache: &mut ParseCache) -> Res
         vips: validated.vips,
         crds: lock.crds.clone(),
         datastores: validated.datastore_names,
+        placements: validated.placements,
     };
     let new_lock = (after != lock || (inputs.lock.is_some() && inputs.lock.as_deref() != Some(&after.to_bytes()[..])))
         .then(|| after.to_bytes());

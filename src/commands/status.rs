@@ -22,6 +22,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
         &args.tenants,
         args.revision.as_deref(),
         &args.cluster,
+        args.placement.management_cluster.as_deref(),
         args.output.format,
     )? {
         Ok(p) => p,
@@ -65,6 +66,43 @@ pub(crate) struct Prepared {
     pub cluster: Cluster,
 }
 
+/// The entry point of the management cluster `--management-cluster` names: `flux/<name>/`, or
+/// `flux/` for the default one (`kaas.lock` names it) and without the flag; `None` when no such
+/// cluster is rendered (printed).
+fn entry_point(printer: &Printer, repo: &Path, fleet: &Fleet, mc: Option<&str>) -> Result<Option<String>> {
+    let Some(name) = mc else {
+        return Ok(Some(crate::layout::FLUX_DIR.to_string()));
+    };
+    let dirs: std::collections::BTreeSet<&str> = fleet
+        .objects
+        .iter()
+        .filter_map(|m| crate::layout::entry_point_of(&m.file))
+        .collect();
+    let wanted = crate::layout::flux_dir(Some(name));
+    if dirs.contains(wanted.as_str()) {
+        return Ok(Some(wanted));
+    }
+    let lock = match std::fs::read(repo.join(crate::repo::lock::LOCK_PATH)) {
+        Ok(bytes) => crate::repo::lock::Lock::parse(&bytes).ok(),
+        Err(_) => None,
+    };
+    let default = lock.and_then(|l| l.placements.default);
+    if default.as_deref() == Some(name) {
+        return Ok(Some(crate::layout::FLUX_DIR.to_string()));
+    }
+    let mut known: Vec<String> = default.into_iter().collect();
+    known.extend(dirs.iter().filter_map(|d| d.strip_prefix("flux/").map(str::to_string)));
+    printer.error(
+        &format!("no management cluster `{name}` is rendered"),
+        Some(&if known.is_empty() {
+            "kaas.yaml lists no `spec.managementClusters`: leave out `--management-cluster`".to_string()
+        } else {
+            format!("rendered management clusters: {}", known.join(", "))
+        }),
+    );
+    Ok(None)
+}
+
 /// Reads the rendered fleet, picks the tenants, finds the revision and connects; or prints
 /// why not and returns the exit status.
 pub(crate) fn prepare(
@@ -73,10 +111,14 @@ pub(crate) fn prepare(
     tenants: &[String],
     revision: Option<&str>,
     target: &ClusterArgs,
+    management_cluster: Option<&str>,
     format: Format,
 ) -> Result<Result<Prepared, ExitStatus>> {
     let fleet = Fleet::load(repo)?;
-    let all = status::entries(&fleet.objects);
+    let Some(flux_dir) = entry_point(printer, repo, &fleet, management_cluster)? else {
+        return Ok(Err(ExitStatus::Failure));
+    };
+    let all = status::entries(&fleet.objects, &flux_dir);
     if all.is_empty() {
         printer.error(
             "nothing rendered: no Flux Kustomization under `flux/`",

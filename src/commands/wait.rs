@@ -34,6 +34,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         &args.tenants,
         args.revision.as_deref(),
         &args.cluster,
+        args.placement.management_cluster.as_deref(),
         args.output.format,
     )? {
         Ok(p) => p,

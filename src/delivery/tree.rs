@@ -94,14 +94,15 @@ fn without_input_hash(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Every tenant whose rendered `flux/` has an OCIRepository, sorted by tenant, with its artifact.
+/// Every tenant whose rendered `flux/` (or `flux/<mc>/`) has an OCIRepository, sorted by tenant, with its artifact.
 /// `Err` names the files that are not what `render` writes (a hand edit): nothing is published
 /// from a tree that cannot be read whole.
 pub fn tenant_sources(tree: &BTreeMap<String, Vec<u8>>) -> Result<Vec<TenantSource>, Vec<String>> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    for (path, bytes) in tree.range(artifact::REPOSITORY_FILE_PREFIX.to_string()..) {
-        if !path.starts_with(artifact::REPOSITORY_FILE_PREFIX) {
+    // Every management cluster's entry point (`flux/`, `flux/<mc>/`).
+    for (path, bytes) in tree.range(format!("{}/", layout::FLUX_DIR)..) {
+        if !layout::in_flux(path) {
             break;
         }
         if !artifact::names_one(path) {

@@ -16,6 +16,7 @@ pub(crate) mod datastores;
 pub(crate) mod dns;
 pub(crate) mod exposure;
 pub(crate) mod pins;
+pub(crate) mod placement;
 mod providers;
 pub mod releases;
 mod topology;
@@ -255,6 +256,8 @@ pub struct Platform {
     pub autoscaler_images_by_minor: BTreeMap<u32, ImageSpec>,
     /// VIP pools as inclusive address ranges.
     pub vip_pools: Vec<(IpAddr, IpAddr)>,
+    /// The management clusters tenants run on (`spec.managementClusters`; empty: one, unnamed).
+    pub management_clusters: Vec<placement::ManagementCluster>,
     /// What serves the control planes' `LoadBalancer` Services.
     pub load_balancer: LoadBalancer,
     /// The Gateway or Ingress tenant API servers may be reached through, and the default.
@@ -361,6 +364,25 @@ impl Chart {
 }
 
 impl Platform {
+    /// The management cluster tenants without a placement run on, whose Flux entry point is
+    /// `flux/`; `None` when kaas.yaml lists none.
+    pub fn default_management_cluster(&self) -> Option<&placement::ManagementCluster> {
+        self.management_clusters.iter().find(|m| m.default)
+    }
+
+    /// The folder of the Flux entry point that applies `mc` (`None`: the default cluster's).
+    pub fn flux_dir(&self, mc: Option<&str>) -> String {
+        let default = self.default_management_cluster().map(|m| m.name.as_str());
+        crate::layout::flux_dir(mc.filter(|m| Some(*m) != default))
+    }
+
+    /// The VIP pools of tenants on `mc`: its own, else the platform's.
+    pub fn vip_pools_of(&self, mc: Option<&str>) -> &[(IpAddr, IpAddr)] {
+        mc.and_then(|n| self.management_clusters.iter().find(|m| m.name == n))
+            .and_then(|m| m.vip_pools.as_deref())
+            .unwrap_or(&self.vip_pools)
+    }
+
     /// The driver of the shared DataStore `name`, when known.
     pub fn datastore_driver(&self, name: &str) -> Option<datastores::Driver> {
         self.data_stores.get(name).and_then(|d| d.driver)
@@ -484,6 +506,13 @@ pub struct Tenant {
     pub datastore_overrides: Vec<datastores::DataStoreOverride>,
     /// Only the namespace, access and datastore are rendered: the first step of a deletion.
     pub decommissioned: bool,
+    /// Where the file asks its control plane to run (`spec.placement`).
+    pub placement: placement::PlacementRequest,
+    /// `spec.placement.acknowledge` has `move`.
+    pub placement_move_acknowledged: bool,
+    /// The management cluster it runs on ([`placement::place`]); `None` when kaas.yaml lists
+    /// none.
+    pub management_cluster: Option<String>,
     /// The VIP, given or allocated.
     pub vip: Option<IpAddr>,
     /// Whether `vip` was allocated from the pool.

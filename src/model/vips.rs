@@ -35,12 +35,14 @@ pub fn allocate(
             }
         }
     }
-    let in_pool = |ip: &IpAddr| platform.vip_pools.iter().any(|(a, b)| a <= ip && ip <= b);
+    // A tenant's pools are its management cluster's, when that has its own.
+    let pools = |t: &Tenant| platform.vip_pools_of(t.management_cluster.as_deref());
+    let in_pool = |t: &Tenant, ip: &IpAddr| pools(t).iter().any(|(a, b)| a <= ip && ip <= b);
     let wants_vip = |t: &Tenant| {
         t.vip.is_none()
             && t.exposure.kind() == crate::model::exposure::ExposureKind::Service
             && t.service_type == ServiceType::LoadBalancer
-            && !platform.vip_pools.is_empty()
+            && !pools(t).is_empty()
             && !t.address_chosen_by_load_balancer()
     };
 
@@ -71,7 +73,7 @@ pub fn allocate(
             }
         } else if wants_vip(t)
             && let Some(ip) = previous.get(&t.name)
-            && in_pool(ip)
+            && in_pool(t, ip)
             && !explicit.contains_key(ip)
         {
             allocated.insert(t.name.clone(), *ip);
@@ -79,11 +81,20 @@ pub fn allocate(
     }
     let mut used: BTreeSet<IpAddr> = explicit.keys().copied().collect();
     used.extend(allocated.values().copied());
-    let mut free = FreeVips::new(&platform.vip_pools);
+    // One walk per set of pools (the platform's, each management cluster's own); addresses
+    // stay unique fleet-wide through `used`, even where two clusters' pools overlap.
+    let mut walks: BTreeMap<Option<String>, FreeVips> = BTreeMap::new();
     for (t, src) in tenants.iter_mut() {
         if !wants_vip(t) {
             continue;
         }
+        let own = t.management_cluster.clone().filter(|m| {
+            platform
+                .management_clusters
+                .iter()
+                .any(|c| c.name == *m && c.vip_pools.is_some())
+        });
+        let free = walks.entry(own).or_insert_with(|| FreeVips::new(pools(t)));
         if let Some(ip) = allocated.get(&t.name) {
             t.vip = Some(*ip);
             t.vip_allocated = true;
@@ -98,7 +109,12 @@ pub fn allocate(
             }
             None => errs.push(
                 src.error("spec.controlPlane.endpoint", "the platform's VIP pools are exhausted")
-                    .with_hint("add a range to kaas.yaml `spec.loadBalancer.pools`, or set `endpoint.host` explicitly"),
+                    .with_hint(match &t.management_cluster {
+                        Some(m) if platform.vip_pools_of(Some(m)) != platform.vip_pools.as_slice() => format!(
+                            "add a range to the `pools` of management cluster `{m}` in kaas.yaml `spec.managementClusters`, or set `endpoint.host` explicitly"
+                        ),
+                        _ => "add a range to kaas.yaml `spec.loadBalancer.pools`, or set `endpoint.host` explicitly".to_string(),
+                    }),
             ),
         }
     }

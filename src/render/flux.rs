@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::layout::artifact::CONTENT_MEDIA_TYPE;
 use crate::map;
-use crate::model::{Delivery, Model, OciDelivery, artifact_generator};
+use crate::model::{Delivery, Model, OciDelivery, Tenant, artifact_generator};
 use crate::render::node::Node;
 use crate::render::objects::artifact::{
     ArtifactGenerator, ArtifactGeneratorSpec, CopyOperation, GeneratorSource, OutputArtifact, SOURCE_ALIAS,
@@ -108,10 +108,10 @@ fn tenant_oci_repository(model: &Model, oci: &OciDelivery, tenant: &str, labels:
 /// The overlay's input-hash comment is copied too (source-watcher copies files as they are), so
 /// a kaas.yaml edit that re-renders a tenant moves its artifact revision even when its objects
 /// stay the same.
-fn artifact_generators(model: &Model) -> Vec<Object> {
+fn artifact_generators(model: &Model, tenants: &[&Tenant]) -> Vec<Object> {
     let p = &model.platform;
     let mut groups: std::collections::BTreeMap<String, Vec<&str>> = std::collections::BTreeMap::new();
-    for t in &model.tenants {
+    for t in tenants {
         groups
             .entry(artifact_generator(&t.name, p.flux_shards))
             .or_default()
@@ -185,8 +185,36 @@ struct Gate {
     health_check_exprs: Option<Vec<HealthCheckExpr>>,
 }
 
-/// Every file under `flux/`, except the entries of tenants in `skip` (current on disk).
+/// Every file under `flux/`, except the entries of tenants in `skip` (current on disk): one
+/// entry point, or with several management clusters one per cluster, each listing the platform
+/// layer and that cluster's tenants only (`layout::flux_dir`).
 pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
+    let mut by_dir: std::collections::BTreeMap<String, Vec<&Tenant>> = std::collections::BTreeMap::new();
+    if model.platform.management_clusters.is_empty() {
+        by_dir.insert(layout::FLUX_DIR.to_string(), model.tenants.iter().collect());
+    } else {
+        for mc in &model.platform.management_clusters {
+            // Every listed cluster gets its entry point, with no tenant yet too: its Flux can be
+            // bootstrapped before the first tenant is placed there.
+            by_dir.insert(model.platform.flux_dir(Some(&mc.name)), Vec::new());
+        }
+        for t in &model.tenants {
+            by_dir
+                .entry(model.platform.flux_dir(t.management_cluster.as_deref()))
+                .or_default()
+                .push(t);
+        }
+    }
+    let mut tree = Tree::new();
+    for (dir, tenants) in by_dir {
+        tree.extend(entry_point(model, &dir, &tenants, skip));
+    }
+    tree
+}
+
+/// One management cluster's entry point in `dir`: the platform's Kustomizations and those of
+/// `tenants`, and the `kustomization.yaml` listing them.
+fn entry_point(model: &Model, dir: &str, tenants: &[&Tenant], skip: &BTreeSet<String>) -> Tree {
     let p = &model.platform;
     let oci = match &p.delivery {
         Delivery::Oci(o) => Some(o),
@@ -275,7 +303,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
             ),
         ),
     ];
-    for t in &model.tenants {
+    for t in tenants {
         objects.push((
             t.source_path.clone(),
             kustomization(
@@ -306,7 +334,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
     }
     if artifact.is_some() {
         objects.extend(
-            artifact_generators(model)
+            artifact_generators(model, tenants)
                 .into_iter()
                 .map(|o| ("kaas.yaml".to_string(), o)),
         );
@@ -317,10 +345,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         let file = obj.file_name();
         let skipped = obj.name.strip_prefix("kaas-tenant-").is_some_and(|t| skip.contains(t));
         if !skipped {
-            tree.insert(
-                format!("{}/{file}", layout::FLUX_DIR),
-                yaml::document(&input, &obj.body),
-            );
+            tree.insert(format!("{dir}/{file}"), yaml::document(&input, &obj.body));
         }
         resources.push(file);
     }
@@ -331,7 +356,7 @@ pub fn files(model: &Model, skip: &BTreeSet<String>) -> Tree {
         "resources" => resources,
     };
     tree.insert(
-        layout::FLUX_INDEX.into(),
+        format!("{dir}/{}", layout::KUSTOMIZATION),
         yaml::document("kaas.yaml and tenants/", &list),
     );
     tree

@@ -3,7 +3,7 @@
 //! (written by `render`, `model::vips`, so that adding or removing a tenant never moves another
 //! tenant's address), and the sha256 of each release asset whose CRDs `validate` checks
 //! against (written by `pin`, `crate::crd_fetch`), and each tenant's schema and user in its
-//! DataStore (written by `render` and `adopt`, `model::datastore_names`). This module is the file format: sorted, versioned, no timestamps;
+//! DataStore (written by `render` and `adopt`, `model::datastore_names`), and each tenant's management cluster when kaas.yaml lists several (written by `render`, `model::placement`). This module is the file format: sorted, versioned, no timestamps;
 //! rewritten only when its bytes change.
 
 use std::collections::BTreeMap;
@@ -16,6 +16,7 @@ use crate::spec::load;
 
 use crate::model::datastore_names::{self, DataStoreNames, DataStoreNamesByTenant, Names};
 use crate::model::pins::{ImagePins, is_digest};
+use crate::model::placement::Placements;
 use crate::model::vips::VipAllocations;
 
 /// The lock's path, relative to the repository.
@@ -80,6 +81,16 @@ pub struct LockedDataStoreNames {
     pub kamaji_default: bool,
 }
 
+/// One tenant's management cluster (kaas.yaml `spec.managementClusters`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LockedPlacement {
+    /// The tenant.
+    pub tenant: String,
+    /// The management cluster its control plane runs on.
+    pub management_cluster: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LockFile {
@@ -92,6 +103,14 @@ struct LockFile {
     crds: Vec<LockedCrdAsset>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     datastores: Vec<LockedDataStoreNames>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "defaultManagementCluster"
+    )]
+    default_management_cluster: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    placements: Vec<LockedPlacement>,
 }
 
 /// The lock in memory.
@@ -105,6 +124,8 @@ pub struct Lock {
     pub crds: BTreeMap<String, LockedCrdAsset>,
     /// Each tenant's schema and user in its DataStore.
     pub datastores: DataStoreNamesByTenant,
+    /// Each tenant's management cluster.
+    pub placements: Placements,
 }
 
 impl Lock {
@@ -160,6 +181,10 @@ impl Lock {
                 ),
             }
         }
+        lock.placements.default = file.default_management_cluster;
+        for p in file.placements {
+            lock.placements.insert(p.tenant, p.management_cluster);
+        }
         if problems.is_empty() { Ok(lock) } else { Err(problems) }
     }
 
@@ -196,6 +221,15 @@ impl Lock {
                         username: n.map(|n| n.username.clone()),
                         kamaji_default: n.is_none(),
                     }
+                })
+                .collect(),
+            default_management_cluster: self.placements.default.clone(),
+            placements: self
+                .placements
+                .iter()
+                .map(|(tenant, mc)| LockedPlacement {
+                    tenant: tenant.clone(),
+                    management_cluster: mc.clone(),
                 })
                 .collect(),
         };

@@ -87,9 +87,10 @@ fn path_of(k: &Manifest) -> &str {
         .trim_end_matches('/')
 }
 
-/// The entry points of the rendered fleet: the platform's (`kaas-kamaji`, then `kaas-platform`,
-/// the order Flux applies them), then tenants by name.
-pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
+/// The entry points of the rendered fleet in the Flux folder `flux_dir` (one management
+/// cluster's, `layout::flux_dir`): the platform's (`kaas-kamaji`, then `kaas-platform`, the
+/// order Flux applies them), then tenants by name.
+pub fn entries(manifests: &[Manifest], flux_dir: &str) -> Vec<Entry> {
     // Rendered manifests by folder, so that each entry point finds the objects under its path
     // with one range lookup instead of a pass over the whole fleet (quadratic at 1,000 tenants).
     let mut by_folder: BTreeMap<&str, Vec<&Manifest>> = BTreeMap::new();
@@ -99,7 +100,7 @@ pub fn entries(manifests: &[Manifest]) -> Vec<Entry> {
     let kustomizations: Vec<&Manifest> = manifests
         .iter()
         .filter(|m| m.rendered && m.kind == "Kustomization" && m.group() == "kustomize.toolkit.fluxcd.io")
-        .filter(|m| crate::layout::in_flux(&m.file))
+        .filter(|m| crate::layout::entry_point_of(&m.file) == Some(flux_dir))
         .collect();
     let paths: BTreeSet<&str> = kustomizations.iter().map(|k| path_of(k)).collect();
     let mut out: Vec<Entry> = kustomizations
@@ -550,7 +551,7 @@ mod tests {
     fn each_entry_point_owns_the_objects_under_its_path_and_no_other() {
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let fleet = crate::validate::Fleet::load(repo).expect("the example repository reads");
-        let all = entries(&fleet.objects);
+        let all = entries(&fleet.objects, crate::layout::FLUX_DIR);
         let names: Vec<(&str, &str)> = all.iter().map(|e| (e.name(), e.kustomization.name.as_str())).collect();
         assert_eq!(
             names,
@@ -588,7 +589,7 @@ mod tests {
     fn the_platform_row_shows_both_platform_kustomizations_and_wait_waits_for_each() {
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let fleet = crate::validate::Fleet::load(repo).expect("the example repository reads");
-        let all = entries(&fleet.objects);
+        let all = entries(&fleet.objects, crate::layout::FLUX_DIR);
         let commit = "0123456789abcdef0123456789abcdef01234567";
         let ks = |name: &str, ready: &str| {
             serde_json::json!({"kind": "Kustomization", "metadata": {"name": name, "namespace": "flux-system", "generation": 1},

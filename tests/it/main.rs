@@ -27,6 +27,7 @@ mod hostile;
 mod invariants;
 mod kamaji_version;
 mod layout;
+mod management_clusters;
 mod objects;
 mod output;
 mod pin;

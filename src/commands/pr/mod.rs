@@ -326,7 +326,7 @@ fn decided(tenant: &str, p: &str) -> bool {
 
 /// The tenant's own files: its overlay and its Flux entry.
 fn owned_by(tenant: &str, p: &str) -> bool {
-    layout::tenant_of(p) == Some(tenant) || p == layout::flux_file(&layout::tenant_kustomization_file(tenant))
+    layout::tenant_of(p) == Some(tenant) || layout::tenant_of_flux_file(p) == Some(tenant)
 }
 
 /// What the branch changes against the base (`base`: the base commit's files).

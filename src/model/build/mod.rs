@@ -11,6 +11,7 @@ mod exposure;
 mod feature_gates;
 mod fields;
 mod kamaji_version;
+mod management_clusters;
 pub(crate) mod names;
 mod node_os;
 mod platform;
@@ -28,6 +29,7 @@ pub use datastores::datastore_driver_changes;
 pub use kamaji_version::{TagOrigin, check as kamaji_ceiling};
 
 use crate::diagnostics::Diagnostic;
+use crate::model::placement::{self, Placements};
 use crate::model::vips;
 use crate::model::vips::VipAllocations;
 use crate::model::{Model, Platform};
@@ -45,6 +47,8 @@ pub struct Validated {
     pub model: Model,
     /// This run's VIP allocations.
     pub vips: VipAllocations,
+    /// Each tenant's management cluster, for `kaas.lock` (empty when kaas.yaml lists none).
+    pub placements: Placements,
     /// Each tenant's schema and user in its DataStore, for `kaas.lock`.
     pub datastore_names: crate::model::datastore_names::DataStoreNamesByTenant,
     /// The tenants whose datastore names the last render decided (see
@@ -73,6 +77,7 @@ pub fn validate(
     tenants: &[TenantInput],
     previous_vips: &VipAllocations,
     previous_datastore_names: &crate::model::datastore_names::DataStoreNamesByTenant,
+    previous_placements: &Placements,
     previous: transitions::Previous<'_>,
 ) -> Result<Validated, Vec<Diagnostic>> {
     let platform_model = platform::platform(platform)?;
@@ -98,6 +103,7 @@ pub fn validate(
     if let Some(e) = artifact_generators(platform, &platform_model, built.iter().map(|(t, _)| t.name.as_str())) {
         return Err(vec![e]);
     }
+    let placements = placement::place(&platform_model, &mut built, previous_placements)?;
     let vips = vips::allocate(&platform_model, &mut built, previous_vips)?;
     datastore_names::from_lock(&mut built, previous_datastore_names);
     let rule_errors: Vec<Vec<Diagnostic>> = built
@@ -110,6 +116,18 @@ pub fn validate(
         .collect();
     errs.extend(rule_errors.into_iter().flatten());
     let deployed = previous(&platform_model, &built);
+    errs.extend(placement::over_capacity(&platform_model, &platform.source, &built));
+    errs.extend(placement::default_moves(
+        &platform_model,
+        &platform.source,
+        previous_placements,
+    ));
+    errs.extend(placement::unrecorded_moves(
+        &platform_model,
+        &built,
+        previous_placements,
+        &|t| deployed.contains_key(t),
+    ));
     errs.extend(datastores::nats_shared(&platform_model, &built));
     let names = datastore_names::resolve(&mut built, previous_datastore_names, &deployed);
     errs.extend(names.errors);
@@ -136,6 +154,7 @@ pub fn validate(
             tenants: built.into_iter().map(|(t, _)| t).collect(),
         },
         vips,
+        placements,
         datastore_names: names.names,
         datastore_names_changed: names.changed,
         warnings,

@@ -137,6 +137,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         .map(|t| topology::classes(src, t, &installed.infrastructure, &mut errs));
 
     let (load_balancer, vip_pools) = load_balancer(src, spec, &mut errs);
+    let management_clusters = super::management_clusters::platform(src, spec, load_balancer, &mut errs);
     let exposures = super::exposure::platform(src, spec.api_server_exposure.as_ref(), &mut errs);
 
     let datastores = super::datastores::platform(src, spec, &kamaji_namespace, &mut errs);
@@ -222,6 +223,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         autoscaler_image,
         autoscaler_images_by_minor,
         vip_pools,
+        management_clusters,
         load_balancer,
         exposures,
         data_stores: datastores.stores,

@@ -282,6 +282,7 @@ pub fn tenant(
             .with_hint("turn it off (`addons: {konnectivity: false}` in `spec.controlPlane`; the API server then reaches kubelets directly), or use `exposure: gateway`, whose Konnectivity route Kamaji makes"),
         );
     }
+    let (placement, placement_move_acknowledged) = super::management_clusters::tenant(src, spec, platform, &mut errs);
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -299,6 +300,9 @@ pub fn tenant(
         kept_etcd,
         datastore_overrides,
         decommissioned: spec.decommissioned,
+        placement,
+        placement_move_acknowledged,
+        management_cluster: None,
         vip,
         vip_allocated: false,
         port,

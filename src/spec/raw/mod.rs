@@ -11,6 +11,7 @@ mod access;
 mod addons;
 mod datastores;
 mod exposure;
+mod management_clusters;
 mod platform;
 mod providers;
 mod tenant;
@@ -26,6 +27,7 @@ pub use datastores::{
     TenantDataStores,
 };
 pub use exposure::{ApiServerExposure, ControlPlaneAcknowledgement, ExposureKind, GatewayExposure, IngressExposure};
+pub use management_clusters::{Capacity, ManagementCluster, Placement, PlacementAcknowledgement};
 pub use platform::{
     ArtifactDelivery, Author, BackupDestination, Backups, Chart, CloudControllerManagers, ClusterApi,
     ClusterAutoscaler, Contract, ControlPlaneProvider, DefaultDataStore, Delivery, DeliveryMode, EtcdJobs, Flux,

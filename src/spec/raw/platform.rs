@@ -65,6 +65,10 @@ pub struct PlatformSpec {
     pub addons: Option<PlatformAddons>,
     /// Facts about the management cluster that rendered objects depend on.
     pub management: Option<Management>,
+    /// The management clusters tenants run on, when there is more than one (see
+    /// docs/management-clusters.md). Absent: one, and the layout of a single cluster.
+    #[serde(default)]
+    pub management_clusters: Vec<super::ManagementCluster>,
     /// Single sign-on to the tenant API servers: the OIDC issuers they trust (see
     /// docs/access.md).
     pub access: Option<PlatformAccess>,

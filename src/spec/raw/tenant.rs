@@ -60,6 +60,9 @@ pub struct TenantSpec {
     /// written for it. Replaces its wave's windows; absent (and no wave windows): any time.
     #[serde(default)]
     pub maintenance_windows: Vec<MaintenanceWindow>,
+    /// Which management cluster runs the tenant's control plane, when kaas.yaml lists several
+    /// (`spec.managementClusters`): by name or by labels. Absent: the default one.
+    pub placement: Option<super::Placement>,
 }
 
 /// A weekly maintenance window (`maintenanceWindows[]` of a tenant file or a wave).
