@@ -7,9 +7,10 @@ For each of the two fleets `bench/gen.py` makes (the second with the clusters an
 added), RUNS times over (default 3), each on a freshly generated repository, the two fleets
 taking turns: the first full render (after a `sync`), a no-op render and `render --check`.
 Prints each run and the median. Wall clock, including process start; release binary.
+`--tmpfs`: the repositories in /dev/shm, away from the disk.
 
     cargo build --release
-    python3 bench/management_clusters.py [N] [RUNS]
+    python3 bench/management_clusters.py [--tmpfs] [N] [RUNS]
 """
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -19,9 +20,9 @@ sys.path.insert(0, HERE)
 import gen  # noqa: E402
 
 CLUSTERS = """  managementClusters:
-  - {name: eu-1, labels: {region: eu}}
+  - {name: eu-1, labels: {region: eu}, capacity: {tenants: 300}}
   - {name: eu-2, labels: {region: eu}, capacity: {tenants: 400}}
-  - {name: us-1, labels: {region: us}, pools: ["10.201.0.1-10.201.3.250"]}
+  - {name: us-1, labels: {region: us}, pools: ["10.201.0.1-10.201.3.250"], capacity: {tenants: 600}}
   - {name: us-2, labels: {region: us}, pools: ["10.202.0.1-10.202.3.250"], capacity: {controlPlaneReplicas: 800}}
 """
 
@@ -48,15 +49,17 @@ def timed(args, cwd):
 
 
 def main():
-    rest = sys.argv[1:]
+    tmpfs = "--tmpfs" in sys.argv[1:]
+    rest = [a for a in sys.argv[1:] if a != "--tmpfs"]
     n = int(rest[0]) if rest else 1000
     runs = int(rest[1]) if len(rest) > 1 else 3
-    work = tempfile.mkdtemp(prefix="kaas-bench-mc-")
+    work = tempfile.mkdtemp(prefix="kaas-bench-mc-", dir="/dev/shm" if tmpfs else None)
     fleets = (("one management cluster", False), ("four management clusters", True))
     times = {label: {"render": [], "no-op render": [], "render --check": []} for label, _ in fleets}
     summary = {}
     try:
-        print(f"{n} tenants, {runs} runs each (fleets interleaved), {os.cpu_count()} cores")
+        where = "tmpfs" if tmpfs else "disk"
+        print(f"{n} tenants, {runs} runs each (fleets interleaved), {os.cpu_count()} cores, on {where}")
         for _ in range(runs):
             for label, four in fleets:
                 root = os.path.join(work, "four" if four else "one")
@@ -68,8 +71,10 @@ def main():
                 t["render"].append(timed(["-q", "render"], root))
                 t["no-op render"].append(timed(["-q", "render"], root))
                 t["render --check"].append(timed(["-q", "render", "--check"], root))
-                dirs = sorted(d for d, _, f in os.walk(os.path.join(root, "flux")) if "kustomization.yaml" in f)
-                summary[label] = f"{len(dirs)} entry point(s): " + ", ".join(os.path.relpath(d, root) for d in dirs)
+                # Each entry point and how many tenants it reaches.
+                dirs = sorted((os.path.relpath(d, root), sum(x.startswith("kustomization-kaas-tenant-") for x in f))
+                              for d, _, f in os.walk(os.path.join(root, "flux")) if "kustomization.yaml" in f)
+                summary[label] = f"{len(dirs)} entry point(s): " + ", ".join(f"{d} ({n} tenants)" for d, n in dirs)
         for label, _ in fleets:
             print(f"{label}: {summary[label]}")
             print(f"  {'':<16} median   [runs]")

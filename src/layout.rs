@@ -79,6 +79,14 @@ pub fn is_platform_flux_file(path: &str) -> bool {
     })
 }
 
+/// A DataStore the platform layer renders (`overlays/platform/datastore-<name>.yaml`, the file
+/// name of every rendered object: `<kind>-<name>.yaml`), whose driver a later render must keep.
+pub fn is_platform_datastore(path: &str) -> bool {
+    path.strip_prefix(PLATFORM_DIR)
+        .and_then(|f| f.strip_prefix("/datastore-"))
+        .is_some_and(|f| f.ends_with(".yaml") && !f.contains('/'))
+}
+
 /// A file under `flux/`.
 pub fn in_flux(path: &str) -> bool {
     path.strip_prefix(FLUX_DIR).is_some_and(|r| r.starts_with('/'))
@@ -254,6 +262,9 @@ mod tests {
             tenant_of_flux_file("flux/a/b/kustomization-kaas-tenant-acme.yaml"),
             None
         );
+        assert!(is_platform_datastore("overlays/platform/datastore-pg-gold.yaml"));
+        assert!(!is_platform_datastore("overlays/platform/kamaji/datastore-x.yaml"));
+        assert!(!is_platform_datastore("overlays/tenants/a/datastore-x.yaml"));
         assert_eq!(flux_dir(None), "flux");
         assert_eq!(entry_point_of("flux/kustomization.yaml"), Some("flux"));
         assert_eq!(entry_point_of("flux/eu/kustomization.yaml"), Some("flux/eu"));

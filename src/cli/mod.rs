@@ -345,8 +345,25 @@ pub struct ClusterArgs {
 pub struct PlacementArgs {
     /// Which of kaas.yaml's `spec.managementClusters` the context reaches: only the tenants
     /// placed there are read [default: the default management cluster].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "all_management_clusters")]
     pub management_cluster: Option<String>,
+    /// Read every management cluster kaas.yaml lists, each through its own kubeconfig context
+    /// (its `context` in kaas.yaml, or `--context-of`), in one table with a column for where
+    /// each tenant runs.
+    #[arg(long, conflicts_with = "context")]
+    pub all_management_clusters: bool,
+    /// The kubeconfig context of a management cluster, `NAME=CONTEXT` (repeatable), in place of
+    /// its `context` in kaas.yaml; with `--all-management-clusters`.
+    #[arg(long, value_name = "NAME=CONTEXT", requires = "all_management_clusters", value_parser = name_and_context)]
+    pub context_of: Vec<(String, String)>,
+}
+
+/// `NAME=CONTEXT` of `--context-of`.
+fn name_and_context(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((n, c)) if !n.is_empty() && !c.is_empty() => Ok((n.to_string(), c.to_string())),
+        _ => Err(format!("`{s}` is not NAME=CONTEXT, e.g. `us-1=prod-us-1`")),
+    }
 }
 
 /// `kubeconfig`.

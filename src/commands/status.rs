@@ -16,6 +16,9 @@ use crate::validate::Fleet;
 
 /// Runs `status`.
 pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStatus> {
+    if args.placement.all_management_clusters {
+        return run_all(printer, repo, args);
+    }
     let prepared = match prepare(
         printer,
         repo,
@@ -52,6 +55,188 @@ pub fn run(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
         }
     }
     Ok(ExitStatus::Success)
+}
+
+/// `status --all-management-clusters`: every management cluster of kaas.yaml through its own
+/// context, in one table. A cluster that cannot be read is reported and the others still are
+/// (exit 2).
+fn run_all(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStatus> {
+    let format = args.output.format;
+    let clusters = match management_clusters(printer, repo, &args.placement.context_of, format)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
+    let fleet = Fleet::load(repo)?;
+    // The tenants asked for, by the cluster they are rendered for.
+    let mut asked: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut placed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for (name, _) in &clusters {
+        let Some(here) = tenants_on(printer, repo, &fleet, name)? else {
+            return Ok(ExitStatus::Failure);
+        };
+        placed.extend(here.iter().cloned());
+        asked.insert(
+            name,
+            args.tenants.iter().filter(|t| here.contains(t)).cloned().collect(),
+        );
+    }
+    let unknown: Vec<&String> = args.tenants.iter().filter(|t| !placed.contains(*t)).collect();
+    if !unknown.is_empty() {
+        for t in unknown {
+            printer.error(
+                &format!("no tenant `{t}` is rendered for any management cluster"),
+                Some(&format!(
+                    "rendered tenants: {}",
+                    placed.iter().cloned().collect::<Vec<_>>().join(", ")
+                )),
+            );
+        }
+        return Ok(ExitStatus::Failure);
+    }
+    let mut reports = Vec::new();
+    let mut docs = Vec::new();
+    let mut notes_all = Vec::new();
+    let mut exit = ExitStatus::Success;
+    for (name, context) in &clusters {
+        let tenants = &asked[name.as_str()];
+        if !args.tenants.is_empty() && tenants.is_empty() {
+            continue; // none of the tenants asked for runs here
+        }
+        let target = ClusterArgs {
+            kubeconfig: args.cluster.kubeconfig.clone(),
+            context: Some(context.clone()),
+        };
+        // Problems are printed to stderr as messages: stdout keeps one JSON document.
+        let prepared = match prepare(
+            printer,
+            repo,
+            tenants,
+            args.revision.as_deref(),
+            &target,
+            Some(name),
+            Format::Human,
+        )? {
+            Ok(p) => p,
+            Err(ExitStatus::Error) => {
+                // This cluster cannot be reached (printed); the others still are read.
+                exit = ExitStatus::Error;
+                docs.push(
+                    json!({"name": name, "context": context, "error": {"message": "cannot be read (see stderr)"}}),
+                );
+                continue;
+            }
+            Err(status) => return Ok(status),
+        };
+        let read = cluster::read::fleet(&prepared.cluster, &prepared.entries);
+        let (live, notes) = match read {
+            Ok(l) => l,
+            Err(e) => {
+                exit = ExitStatus::Error;
+                if format == Format::Json {
+                    docs.push(json!({"name": name, "context": context, "error": {"message": e.to_string(), "hint": e.hint()}}));
+                } else {
+                    printer.error(
+                        &format!("management cluster `{name}` (context `{context}`): {e}"),
+                        Some(&e.hint()),
+                    );
+                }
+                continue;
+            }
+        };
+        let mut want = prepared.want.map(status::Want::new);
+        if let (Some(w), Ok(ws)) = (want.as_mut(), Workspace::open(repo)) {
+            w.later = ws.descendants_of(&w.revision, &status::applied_commits(&live));
+        }
+        let report = status::assess(&prepared.entries, &live, want.as_ref(), &prepared.artifacts);
+        docs.push(
+            json!({"name": name, "context": prepared.cluster.context, "server": prepared.cluster.server,
+                         "revision": report.revision, "sources": report.sources, "artifacts": report.artifacts,
+                         "rows": report.rows, "notes": notes}),
+        );
+        notes_all.extend(notes.into_iter().map(|n| format!("[{name}] {n}")));
+        reports.push((name.clone(), report));
+    }
+    match format {
+        Format::Json => printer.envelope(exit == ExitStatus::Success, json!({"managementClusters": docs})),
+        Format::Human | Format::Github => {
+            let named: Vec<(Option<&str>, &Report)> = reports.iter().map(|(n, r)| (Some(n.as_str()), r)).collect();
+            printer.data(&fleet_table(&named, printer.verbose()));
+            for n in notes_all {
+                printer.status(&format!("note: {n}"));
+            }
+        }
+    }
+    Ok(exit)
+}
+
+/// The tenants rendered for management cluster `name` (its entry point's); `None` when it is not
+/// rendered (printed).
+pub(crate) fn tenants_on(printer: &Printer, repo: &Path, fleet: &Fleet, name: &str) -> Result<Option<Vec<String>>> {
+    let Some(dir) = entry_point(printer, repo, fleet, Some(name))? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        status::entries(&fleet.objects, &dir)
+            .into_iter()
+            .filter_map(|e| e.tenant)
+            .collect(),
+    ))
+}
+
+/// kaas.yaml's management clusters with the context each is read through (its `context`, or
+/// `--context-of`), in kaas.yaml's order; or why not (printed).
+pub(crate) fn management_clusters(
+    printer: &Printer,
+    repo: &Path,
+    context_of: &[(String, String)],
+    format: Format,
+) -> Result<Result<Vec<(String, String)>, ExitStatus>> {
+    let loaded = match crate::commands::pin::load(repo)? {
+        Ok(l) => l,
+        Err(d) => return Ok(Err(crate::commands::report_invalid(printer, format, d))),
+    };
+    let listed = &loaded.platform.management_clusters;
+    if listed.is_empty() {
+        printer.error(
+            "kaas.yaml lists no management clusters",
+            Some("leave out `--all-management-clusters`: the one management cluster is read through `--context`"),
+        );
+        return Ok(Err(ExitStatus::Failure));
+    }
+    let overrides: BTreeMap<&str, &str> = context_of.iter().map(|(n, c)| (n.as_str(), c.as_str())).collect();
+    let names: Vec<&str> = listed.iter().map(|m| m.name.as_str()).collect();
+    let mut failed = false;
+    for n in overrides.keys().filter(|n| !names.contains(n)) {
+        printer.error(
+            &format!("`--context-of {n}=...` names no management cluster of kaas.yaml"),
+            Some(&format!("listed: {}", names.join(", "))),
+        );
+        failed = true;
+    }
+    let mut out = Vec::new();
+    for mc in listed {
+        match overrides
+            .get(mc.name.as_str())
+            .map(|c| c.to_string())
+            .or_else(|| mc.context.clone())
+        {
+            Some(c) => out.push((mc.name.clone(), c)),
+            None => {
+                printer.error(
+                    &format!("management cluster `{}` has no kubeconfig context", mc.name),
+                    Some(&format!(
+                        "set `context` on it in kaas.yaml `spec.managementClusters`, or pass `--context-of {}=CONTEXT`",
+                        mc.name
+                    )),
+                );
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Ok(Err(ExitStatus::Failure));
+    }
+    Ok(Ok(out))
 }
 
 /// What `status` and `wait` start from.
@@ -121,7 +306,7 @@ pub(crate) fn prepare(
     let all = status::entries(&fleet.objects, &flux_dir);
     if all.is_empty() {
         printer.error(
-            "nothing rendered: no Flux Kustomization under `flux/`",
+            &format!("nothing rendered: no Flux Kustomization under `{flux_dir}/`"),
             Some("run `kaas-gitops render` first, or pass the repository with `--repo DIR`"),
         );
         return Ok(Err(ExitStatus::Failure));
@@ -134,7 +319,7 @@ pub(crate) fn prepare(
         let known: Vec<&str> = all.iter().filter_map(|e| e.tenant.as_deref()).collect();
         let hint = format!("rendered tenants: {}", known.join(", "));
         for t in unknown {
-            printer.error(&format!("no tenant `{t}` is rendered under `flux/`"), Some(&hint));
+            printer.error(&format!("no tenant `{t}` is rendered under `{flux_dir}/`"), Some(&hint));
         }
         return Ok(Err(ExitStatus::Failure));
     }
@@ -211,39 +396,67 @@ pub(crate) fn report_cluster_error(printer: &Printer, format: Format, e: &Cluste
 
 /// The table people read: one line per row, then what is not Ready and why.
 pub(crate) fn table(report: &Report, verbose: bool) -> String {
+    fleet_table(&[(None, report)], verbose)
+}
+
+/// [`table`] of one report per management cluster (`status --all-management-clusters`): one
+/// table with a column saying where each row runs; without names, exactly [`table`].
+fn fleet_table(reports: &[(Option<&str>, &Report)], verbose: bool) -> String {
     let mut out = String::new();
-    if let Some(r) = &report.revision {
+    let named = reports.iter().any(|(mc, _)| mc.is_some());
+    let at = |mc: &Option<&str>| mc.map_or(String::new(), |m| format!("[{m}] "));
+    if let Some(r) = reports.iter().find_map(|(_, r)| r.revision.as_ref()) {
         out.push_str(&format!("revision {}\n", short(r)));
     }
     let per_tenant = |kind: &str| kind == "OCIRepository" || kind == "ExternalArtifact";
-    for kind in ["OCIRepository", "ExternalArtifact"] {
-        let of_kind: Vec<_> = report.sources.iter().filter(|s| s.object.kind == kind).collect();
-        if !of_kind.is_empty() {
-            // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
-            let ready = of_kind.iter().filter(|s| s.state == State::Ready).count();
+    for (mc, report) in reports {
+        for kind in ["OCIRepository", "ExternalArtifact"] {
+            let of_kind: Vec<_> = report.sources.iter().filter(|s| s.object.kind == kind).collect();
+            if !of_kind.is_empty() {
+                // One line for the per-tenant sources (1,000 at fleet scale); those not Ready below.
+                let ready = of_kind.iter().filter(|s| s.state == State::Ready).count();
+                out.push_str(&format!(
+                    "sources  {}{} {kind} (one per tenant): {ready} Ready\n",
+                    at(mc),
+                    of_kind.len()
+                ));
+            }
+        }
+        for s in report
+            .sources
+            .iter()
+            .filter(|s| !per_tenant(&s.object.kind) || s.state != State::Ready || verbose)
+        {
             out.push_str(&format!(
-                "sources  {} {kind} (one per tenant): {ready} Ready\n",
-                of_kind.len()
+                "source   {}{} {}/{}: {} at {}\n",
+                at(mc),
+                s.object.kind,
+                s.object.namespace,
+                s.object.name,
+                s.state.word(),
+                s.revision.as_deref().unwrap_or("no artifact")
             ));
         }
     }
-    for s in report
-        .sources
-        .iter()
-        .filter(|s| !per_tenant(&s.object.kind) || s.state != State::Ready || verbose)
-    {
-        out.push_str(&format!(
-            "source   {} {}/{}: {} at {}\n",
-            s.object.kind,
-            s.object.namespace,
-            s.object.name,
-            s.state.word(),
-            s.revision.as_deref().unwrap_or("no artifact")
-        ));
+    let mut header: Vec<String> = ["NAME", "FLUX", "APPLIED", "HELM", "CLUSTER", "CONTROL PLANE", "WORKERS"]
+        .map(String::from)
+        .to_vec();
+    if named {
+        header.insert(0, "MANAGEMENT CLUSTER".into());
     }
-    let header = ["NAME", "FLUX", "APPLIED", "HELM", "CLUSTER", "CONTROL PLANE", "WORKERS"].map(String::from);
-    let lines: Vec<[String; 7]> = report.rows.iter().map(columns).collect();
-    let widths: Vec<usize> = (0..7)
+    let lines: Vec<Vec<String>> = reports
+        .iter()
+        .flat_map(|(mc, report)| {
+            report.rows.iter().map(move |row| {
+                let mut line = columns(row).to_vec();
+                if named {
+                    line.insert(0, mc.unwrap_or("-").to_string());
+                }
+                line
+            })
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             lines
                 .iter()
@@ -258,18 +471,19 @@ pub(crate) fn table(report: &Report, verbose: bool) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    let problems: Vec<(&Row, &ObjectStatus)> = report
-        .rows
+    let problems: Vec<(&Option<&str>, &Row, &ObjectStatus)> = reports
         .iter()
-        .flat_map(|r| r.objects.iter().map(move |o| (r, o)))
-        .filter(|(_, o)| verbose || o.state != State::Ready)
+        .flat_map(|(mc, report)| report.rows.iter().map(move |r| (mc, r)))
+        .flat_map(|(mc, r)| r.objects.iter().map(move |o| (mc, r, o)))
+        .filter(|(_, _, o)| verbose || o.state != State::Ready)
         .collect();
     if !problems.is_empty() {
         out.push('\n');
     }
-    for (row, o) in problems {
+    for (mc, row, o) in problems {
         out.push_str(&format!(
-            "{}: {} {}/{} {}: {}\n",
+            "{}{}: {} {}/{} {}: {}\n",
+            at(mc),
             row.name,
             o.object.kind,
             o.object.namespace,

@@ -23,12 +23,10 @@ const POLL: Duration = Duration::from_secs(2);
 /// Runs `wait`.
 pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus> {
     let started = Instant::now();
-    let Prepared {
-        entries,
-        want,
-        artifacts,
-        cluster,
-    } = match prepare(
+    if args.placement.all_management_clusters {
+        return run_all(printer, repo, args, started);
+    }
+    let prepared = match prepare(
         printer,
         repo,
         &args.tenants,
@@ -40,12 +38,124 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         Ok(p) => p,
         Err(status) => return Ok(status),
     };
+    let outcome = match wait_on(printer, repo, args, prepared, started, args.output.format)? {
+        Ok(o) => o,
+        Err(status) => return Ok(status),
+    };
+    finish(
+        printer,
+        args.output.format,
+        &outcome.report,
+        outcome.status,
+        &outcome.line,
+    );
+    Ok(outcome.status)
+}
+
+/// `wait --all-management-clusters`: each management cluster of kaas.yaml in turn, through its
+/// own context, within the one `--timeout`; the first that fails ends the wait.
+fn run_all(printer: &Printer, repo: &Path, args: &WaitArgs, started: Instant) -> Result<ExitStatus> {
+    let format = args.output.format;
+    let clusters =
+        match crate::commands::status::management_clusters(printer, repo, &args.placement.context_of, format)? {
+            Ok(c) => c,
+            Err(status) => return Ok(status),
+        };
+    let mut docs = Vec::new();
+    let mut waited = 0;
+    for (name, context) in &clusters {
+        let target = crate::cli::ClusterArgs {
+            kubeconfig: args.cluster.kubeconfig.clone(),
+            context: Some(context.clone()),
+        };
+        // The tenants asked for that run here; none of them here: nothing to wait for.
+        let fleet = crate::validate::Fleet::load(repo)?;
+        let Some(here) = crate::commands::status::tenants_on(printer, repo, &fleet, name)? else {
+            return Ok(ExitStatus::Failure);
+        };
+        let mine: Vec<String> = args.tenants.iter().filter(|t| here.contains(t)).cloned().collect();
+        if !args.tenants.is_empty() && mine.is_empty() {
+            continue;
+        }
+        let prepared = match prepare(
+            printer,
+            repo,
+            &mine,
+            args.revision.as_deref(),
+            &target,
+            Some(name),
+            Format::Human,
+        )? {
+            Ok(p) => p,
+            Err(status) => return Ok(status),
+        };
+        if format != Format::Json {
+            printer.status(&format!("management cluster `{name}` (context `{context}`):"));
+        }
+        let outcome = match wait_on(printer, repo, args, prepared, started, format)? {
+            Ok(o) => o,
+            Err(status) => return Ok(status),
+        };
+        waited += 1;
+        let ok = outcome.status == ExitStatus::Success;
+        if format == Format::Json {
+            docs.push(
+                json!({"name": name, "context": context, "ok": ok, "message": outcome.line,
+                             "revision": outcome.report.revision, "rows": outcome.report.rows}),
+            );
+        } else {
+            finish(
+                printer,
+                format,
+                &outcome.report,
+                outcome.status,
+                &format!("{name}: {}", outcome.line),
+            );
+        }
+        if !ok {
+            if format == Format::Json {
+                printer.envelope(false, json!({"managementClusters": docs}));
+            }
+            return Ok(outcome.status);
+        }
+    }
+    if format == Format::Json {
+        printer.envelope(true, json!({"managementClusters": docs}));
+    } else {
+        printer.status(&format!("ok: {waited} management cluster(s) at the revision"));
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// How a wait on one management cluster ended.
+struct Outcome {
+    status: ExitStatus,
+    line: String,
+    report: Report,
+}
+
+/// Waits on one management cluster until the revision is Ready there, fails, or the timeout
+/// (counted from `started`) passes; `Err` when the cluster cannot be read (reported).
+fn wait_on(
+    printer: &Printer,
+    repo: &Path,
+    args: &WaitArgs,
+    prepared: Prepared,
+    started: Instant,
+    format: Format,
+) -> Result<Result<Outcome, ExitStatus>> {
+    let Prepared {
+        entries,
+        want,
+        artifacts,
+        cluster,
+    } = prepared;
     let Some(want) = want else {
         printer.error(
             "no revision to wait for: the repository has no commit",
             Some("pass `--revision REV`"),
         );
-        return Ok(ExitStatus::Failure);
+        return Ok(Err(ExitStatus::Failure));
     };
     let gate = if args.flux_only { Gate::Flux } else { Gate::Cluster };
     let workspace = Workspace::open(repo).ok();
@@ -56,7 +166,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
     loop {
         let (live, _) = match cluster::read::fleet(&cluster, &entries) {
             Ok(l) => l,
-            Err(e) => return Ok(report_cluster_error(printer, args.output.format, &e)),
+            Err(e) => return Ok(Err(report_cluster_error(printer, format, &e))),
         };
         // Commits Flux applied that this run has not asked git about yet: a later merge that
         // descends from the one waited for applies it too.
@@ -69,7 +179,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
         if args.reconcile && !reconciled {
             reconciled = true;
             if let Err(e) = request_reconciles(printer, &cluster, &entries, &live, &want, &artifacts) {
-                return Ok(report_cluster_error(printer, args.output.format, &e));
+                return Ok(Err(report_cluster_error(printer, format, &e)));
             }
         }
         let report = status::assess(&entries, &live, Some(&want), &artifacts);
@@ -100,7 +210,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
                 ),
             )),
             Verdict::Waiting(why) => {
-                if why != said && args.output.format == Format::Human {
+                if why != said && format == Format::Human {
                     printer.status(&format!("waiting: {}", one_line(&why)));
                 }
                 said = why;
@@ -108,8 +218,7 @@ pub fn run(printer: &Printer, repo: &Path, args: &WaitArgs) -> Result<ExitStatus
             }
         };
         if let Some((status, line)) = outcome {
-            finish(printer, args.output.format, &report, status, &line);
-            return Ok(status);
+            return Ok(Ok(Outcome { status, line, report }));
         }
         std::thread::sleep(
             POLL.min(args.timeout.saturating_sub(elapsed))

@@ -376,6 +376,15 @@ impl Platform {
         crate::layout::flux_dir(mc.filter(|m| Some(*m) != default))
     }
 
+    /// The labels of the management cluster `t` runs on (empty when kaas.yaml lists none).
+    pub fn management_cluster_labels(&self, t: &Tenant) -> &BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        t.management_cluster
+            .as_deref()
+            .and_then(|n| self.management_clusters.iter().find(|m| m.name == n))
+            .map_or(&NONE, |m| &m.labels)
+    }
+
     /// The VIP pools of tenants on `mc`: its own, else the platform's.
     pub fn vip_pools_of(&self, mc: Option<&str>) -> &[(IpAddr, IpAddr)] {
         mc.and_then(|n| self.management_clusters.iter().find(|m| m.name == n))

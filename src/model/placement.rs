@@ -28,6 +28,8 @@ pub struct ManagementCluster {
     pub max_replicas: Option<u32>,
     /// Its own VIP pools, in place of the platform's.
     pub vip_pools: Option<Vec<(IpAddr, IpAddr)>>,
+    /// The kubeconfig context that reaches it (`context`), for `status` and `wait`.
+    pub context: Option<String>,
 }
 
 /// What a tenant file asks for (`spec.placement`).

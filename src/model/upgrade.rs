@@ -235,19 +235,29 @@ pub fn patch_step(from: KubeVersion, allowed: &Allowed<'_>) -> Step {
 pub struct Wave {
     /// Its name.
     pub name: String,
-    /// Labels a tenant must all carry; `None`: every tenant no earlier wave took.
+    /// Labels a tenant must all carry; `None` (and no `management_cluster_selector`): every
+    /// tenant no earlier wave took.
     pub selector: Option<BTreeMap<String, String>>,
+    /// Labels the tenant's management cluster must all carry (`managementClusterSelector`).
+    pub management_cluster_selector: Option<BTreeMap<String, String>>,
     /// When `upgrade` may write its tenants' steps (`maintenanceWindows`; empty: any time).
     pub maintenance_windows: Vec<crate::model::window::MaintenanceWindow>,
 }
 
-/// The index of the wave that takes a tenant with `labels`: the first whose selector matches.
-pub fn wave_of(waves: &[Wave], labels: &BTreeMap<String, String>) -> Option<usize> {
-    waves.iter().position(|w| {
-        w.selector
-            .as_ref()
+/// The index of the wave that takes a tenant with `labels` on a management cluster with
+/// `cluster_labels`: the first whose selectors both match.
+pub fn wave_of(
+    waves: &[Wave],
+    labels: &BTreeMap<String, String>,
+    cluster_labels: &BTreeMap<String, String>,
+) -> Option<usize> {
+    let matches = |sel: &Option<BTreeMap<String, String>>, labels: &BTreeMap<String, String>| {
+        sel.as_ref()
             .is_none_or(|sel| sel.iter().all(|(k, v)| labels.get(k) == Some(v)))
-    })
+    };
+    waves
+        .iter()
+        .position(|w| matches(&w.selector, labels) && matches(&w.management_cluster_selector, cluster_labels))
 }
 
 #[cfg(test)]
@@ -350,19 +360,29 @@ mod tests {
             Wave {
                 name: "canary".into(),
                 selector: Some([("ring".to_string(), "canary".to_string())].into()),
+                management_cluster_selector: None,
+                maintenance_windows: Vec::new(),
+            },
+            Wave {
+                name: "canary-region".into(),
+                selector: None,
+                management_cluster_selector: Some([("region".to_string(), "eu".to_string())].into()),
                 maintenance_windows: Vec::new(),
             },
             Wave {
                 name: "rest".into(),
                 selector: None,
+                management_cluster_selector: None,
                 maintenance_windows: Vec::new(),
             },
         ];
-        assert_eq!(
-            wave_of(&waves, &[("ring".to_string(), "canary".to_string())].into()),
-            Some(0)
-        );
-        assert_eq!(wave_of(&waves, &BTreeMap::new()), Some(1));
-        assert_eq!(wave_of(&waves[..1], &BTreeMap::new()), None);
+        let none = BTreeMap::new();
+        let eu: BTreeMap<String, String> = [("region".to_string(), "eu".to_string())].into();
+        let canary: BTreeMap<String, String> = [("ring".to_string(), "canary".to_string())].into();
+        assert_eq!(wave_of(&waves, &canary, &none), Some(0));
+        assert_eq!(wave_of(&waves, &canary, &eu), Some(0));
+        assert_eq!(wave_of(&waves, &none, &eu), Some(1));
+        assert_eq!(wave_of(&waves, &none, &none), Some(2));
+        assert_eq!(wave_of(&waves[..1], &none, &none), None);
     }
 }

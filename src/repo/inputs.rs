@@ -109,17 +109,13 @@ impl Previous {
 }
 
 /// `spec.driver` of the rendered DataStores among `files` (platform-layer path, contents).
-fn datastore_drivers<'a>(files: impl Iterator<Item = (&'a str, Vec<u8>)>) -> BTreeMap<String, String> {
+fn datastore_drivers<'a>(files: impl Iterator<Item = (&'a str, &'a [u8])>) -> BTreeMap<String, String> {
     files
-        .filter(|(path, _)| {
-            path.strip_prefix(layout::PLATFORM_DIR)
-                .and_then(|f| f.strip_prefix("/datastore-"))
-                .is_some_and(|f| f.ends_with(".yaml") && !f.contains('/'))
-        })
+        .filter(|(path, _)| layout::is_platform_datastore(path))
         .filter_map(|(_, bytes)| {
             Some((
-                block_scalar(&bytes, &["metadata", "name"])?,
-                block_scalar(&bytes, &["spec", "driver"])?,
+                block_scalar(bytes, &["metadata", "name"])?,
+                block_scalar(bytes, &["spec", "driver"])?,
             ))
         })
         .collect()
@@ -134,15 +130,11 @@ fn datastore_drivers_on_disk(repo: &Path) -> BTreeMap<String, String> {
     let files: Vec<(String, Vec<u8>)> = entries
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.starts_with("datastore-") && n.ends_with(".yaml"))
-        .filter_map(|n| {
-            Some((
-                format!("{}/{n}", layout::PLATFORM_DIR),
-                read_bounded(&dir.join(&n)).ok()?,
-            ))
-        })
+        .map(|n| (format!("{}/{n}", layout::PLATFORM_DIR), n))
+        .filter(|(path, _)| layout::is_platform_datastore(path))
+        .filter_map(|(path, n)| Some((path, read_bounded(&dir.join(&n)).ok()?)))
         .collect();
-    datastore_drivers(files.iter().map(|(p, b)| (p.as_str(), b.clone())))
+    datastore_drivers(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())))
 }
 
 /// What `overlays/tenants/<name>/` holds, from its file names, its control plane's
@@ -767,7 +759,7 @@ impl Inputs {
                 Previous {
                     folders: by_tenant,
                     origin: Origin::Known(known),
-                    datastore_drivers: datastore_drivers(files.iter().map(|(k, v)| (k.as_str(), v.clone()))),
+                    datastore_drivers: datastore_drivers(files.iter().map(|(k, v)| (k.as_str(), v.as_slice()))),
                 }
             },
         })

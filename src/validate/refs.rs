@@ -103,13 +103,16 @@ pub fn check(fleet: &Fleet, platform: Option<&Platform>) -> Vec<Finding> {
     out
 }
 
-/// The same object twice: Flux would apply one over the other.
+/// The same object twice: Flux would apply one over the other. Each management cluster's entry
+/// point (`flux/`, `flux/<mc>/`) is applied on its own cluster, so the same Flux Kustomization
+/// in two of them is two objects; the overlays are one set.
 fn duplicates(fleet: &Fleet) -> Vec<Finding> {
     let mut seen: BTreeMap<_, &Manifest> = BTreeMap::new();
     let mut out = Vec::new();
     for o in fleet.rendered() {
-        if let Some(first) = seen.insert(key(o), o) {
-            seen.insert(key(o), first);
+        let at = (crate::layout::entry_point_of(&o.file), key(o));
+        if let Some(first) = seen.insert(at, o) {
+            seen.insert(at, first);
             out.push(
                 error(
                     Check::Fleet,

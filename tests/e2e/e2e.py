@@ -130,10 +130,11 @@ class E2E:
             write_lock(f.dir, [(i, t) for i, t in refs])
         return f
 
-    def bootstrap(self, fleet, open_gate=False, cluster=None):
+    def bootstrap(self, fleet, open_gate=False, cluster=None, path="./flux"):
         """The GitRepository and root Kustomization of a Flux bootstrap; the root's patches only
         shorten the children's timeout (and, with open_gate, turn off the platform's wait).
-        `cluster`: another bed than this one (the CAPI bed's own Flux)."""
+        `cluster`: another bed than this one (the CAPI bed's own Flux). `path`: the entry point
+        (`./flux/<mc>` for a management cluster other than the default)."""
         c = cluster or self.c
         patches = [{"patch": json.dumps([{"op": "add", "path": "/spec/timeout", "value": HEALTH_TIMEOUT}]),
                     "target": {"kind": "Kustomization", "labelSelector": "app.kubernetes.io/managed-by=kaas-gitops"}}]
@@ -152,7 +153,7 @@ class E2E:
              "spec": {"interval": "1m", "url": fleet.url, "ref": {"branch": "main"}}},
             {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
              "metadata": {"name": "flux-system", "namespace": "flux-system"},
-             "spec": {"interval": "10m", "path": "./flux", "prune": True, "patches": patches,
+             "spec": {"interval": "10m", "path": path, "prune": True, "patches": patches,
                       "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
         ]
         c.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",

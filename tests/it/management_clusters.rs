@@ -157,6 +157,12 @@ fn each_management_cluster_gets_an_entry_point_reaching_only_its_tenants() {
     assert_eq!(vips["globex"], "10.1.4.100");
     assert_eq!(vips["initech"], "10.1.4.101");
 
+    // `validate` takes each entry point as its own cluster: the platform's Kustomizations in
+    // every folder are not the same object twice.
+    let crds = crate::common::crds_dir();
+    let run = repo.run(&["validate", "--crds", crds.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
     // Deterministic: a second render writes nothing.
     let before = repo.snapshot();
     let run = repo.run(&["render"]);
@@ -369,4 +375,124 @@ fn the_recorded_default_and_clusters_with_tenants_stay() {
         err.contains("tenants/initech.yaml"),
         "every tenant on it is named: {err}"
     );
+}
+
+#[test]
+fn an_upgrade_wave_may_take_the_tenants_of_a_region() {
+    let repo = Repo::example();
+    let waves = "      - name: canary\n        selector: {team: payments}\n      - name: rest\n";
+    repo.replace(
+        "kaas.yaml",
+        waves,
+        "      - name: canary\n        selector: {team: payments}\n      - name: us\n        managementClusterSelector: {region: us}\n      - name: rest\n",
+    );
+    // Without management clusters to select: at the line.
+    repo.assert_render_refused("kaas.yaml:", "kaas.yaml lists no management clusters to select");
+    with_clusters(&repo);
+    place(&repo, "initech", "{managementCluster: us-1}");
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let home = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| crate::common::git(home.path(), repo.path(), args);
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "fleet"]);
+    let run = repo.run(&["upgrade", "--kubernetes", "v1.33", "--wave", "us", "--dry-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "upgrade to v1.33 (wave `us`):\n  initech  v1.32.9 -> v1.33.5  (control plane first; pools held at v1.32.9)\n1 to move, 1 with further steps after this one, 0 already at v1.33\n"
+    );
+    // A region no cluster is in: the wave would take no one.
+    repo.replace(
+        "kaas.yaml",
+        "managementClusterSelector: {region: us}",
+        "managementClusterSelector: {region: ap}",
+    );
+    let err = repo.assert_render_refused("kaas.yaml:", "no management cluster carries these labels");
+    assert!(
+        err.contains("field: `spec.upgrades.waves[1].managementClusterSelector`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn status_of_every_management_cluster_needs_a_context_for_each() {
+    let repo = Repo::example();
+    assert_eq!(repo.run(&["render"]).code, 0);
+    for command in ["status", "wait"] {
+        let r = repo.run(&[command, "--all-management-clusters"]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("kaas.yaml lists no management clusters"),
+            "{}",
+            r.stderr
+        );
+    }
+    let repo = three_clusters();
+    repo.replace(
+        "kaas.yaml",
+        "    labels: {region: eu}\n",
+        "    labels: {region: eu}\n    context: prod-eu-1\n",
+    );
+    assert_eq!(repo.run(&["render"]).code, 0);
+    // us-1 and us-2 have none: both named, nothing read.
+    let r = repo.run(&["status", "--all-management-clusters", "--context-of", "us-1=prod-us-1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("management cluster `us-2` has no kubeconfig context"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("`us-1` has no"), "{}", r.stderr);
+    assert!(!r.stderr.contains("`eu-1` has no"), "{}", r.stderr);
+    let r = repo.run(&["status", "--all-management-clusters", "--context-of", "ap-1=x"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`--context-of ap-1=...` names no management cluster of kaas.yaml"),
+        "{}",
+        r.stderr
+    );
+    // Every context given, none reachable: each cluster is reported, exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kubeconfig");
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Config\ncurrent-context: prod-eu-1\nusers:\n- name: me\n  user: {token: not-a-secret}\nclusters:\n",
+    );
+    let contexts = ["prod-eu-1", "prod-us-1", "prod-us-2"];
+    for c in contexts {
+        text.push_str(&format!(
+            "- name: {c}\n  cluster: {{server: \"https://127.0.0.1:9\"}}\n"
+        ));
+    }
+    text.push_str("contexts:\n");
+    for c in contexts {
+        text.push_str(&format!("- name: {c}\n  context: {{cluster: {c}, user: me}}\n"));
+    }
+    std::fs::write(&config, text).unwrap();
+    let config = config.to_string_lossy();
+    let r = repo.run(&[
+        "status",
+        "--all-management-clusters",
+        "--kubeconfig",
+        &config,
+        "--context-of",
+        "us-1=prod-us-1",
+        "--context-of",
+        "us-2=prod-us-2",
+        "--revision",
+        "0123456",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let names: Vec<&str> = doc["managementClusters"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["eu-1", "us-1", "us-2"], "every cluster is tried: {doc}");
 }

@@ -101,11 +101,29 @@ pub fn plan(
         .map(|(_, stem, _)| stem.clone())
         .chain(before_inputs.rendered.iter().cloned())
         .collect();
+    let p = &after.model.platform;
+    let clusters: Vec<Cluster> = p
+        .management_clusters
+        .iter()
+        .map(|mc| Cluster {
+            name: mc.name.clone(),
+            default: mc.default,
+            entry_point: p.flux_dir(Some(&mc.name)),
+            tenants: after
+                .model
+                .tenants
+                .iter()
+                .filter(|t| t.management_cluster.as_deref() == Some(&mc.name))
+                .map(|t| t.name.clone())
+                .collect(),
+        })
+        .collect();
     let text = Text {
         base: &base.label,
         branch: &branch,
         changes: &changes,
         tenants: &tenants,
+        clusters: &clusters,
     };
     let (title, message, body) = (text.title(), text.commit_message(), text.body());
     Ok(Planned::Branch(Plan {
@@ -157,6 +175,17 @@ struct Text<'a> {
     changes: &'a [Change],
     /// Every tenant the base knows (its files and its overlays), to tell whose files are whose.
     tenants: &'a BTreeSet<String>,
+    /// kaas.yaml's management clusters as the change leaves them (empty: one, unnamed).
+    clusters: &'a [Cluster],
+}
+
+/// A management cluster and the tenants placed on it, for the body's table.
+struct Cluster {
+    name: String,
+    default: bool,
+    /// Its Flux entry point (`flux`, `flux/<name>`).
+    entry_point: String,
+    tenants: BTreeSet<String>,
 }
 
 /// One image's pins before and after.
@@ -243,6 +272,9 @@ impl Text<'_> {
                 ));
             }
         }
+        if !self.clusters.is_empty() {
+            out.push_str(&self.clusters_table(&tenants));
+        }
         let shared: Vec<&Change> = self
             .changes
             .iter()
@@ -265,6 +297,41 @@ impl Text<'_> {
     }
 
     /// The tenant a rendered path belongs to: its overlay or its Flux entry.
+    /// Which management clusters the change reaches: every one for a change of the platform
+    /// layer (each applies it), else those whose tenants or entry point change.
+    fn clusters_table(&self, tenants: &BTreeMap<String, KindCounts>) -> String {
+        let platform = self.changes.iter().any(|c| layout::in_platform(&c.path));
+        let mut out = String::from(
+            "\n### Management clusters\n\n| management cluster | entry point | platform layer | tenants changed |\n|---|---|---|---|\n",
+        );
+        for mc in self.clusters {
+            let entry = self
+                .changes
+                .iter()
+                .any(|c| layout::entry_point_of(&c.path) == Some(mc.entry_point.as_str()));
+            let changed: Vec<String> = mc
+                .tenants
+                .iter()
+                .filter(|t| tenants.contains_key(*t))
+                .map(|t| format!("`{t}`"))
+                .collect();
+            out.push_str(&format!(
+                "| `{}`{} | `{}/`{} | {} | {} |\n",
+                mc.name,
+                if mc.default { " (default)" } else { "" },
+                mc.entry_point,
+                if entry { " (changes)" } else { "" },
+                if platform { "changes" } else { "unchanged" },
+                if changed.is_empty() {
+                    "none".to_string()
+                } else {
+                    changed.join(", ")
+                }
+            ));
+        }
+        out
+    }
+
     fn tenant_of(&self, path: &str) -> Option<String> {
         if let Some(tenant) = layout::tenant_of(path) {
             return Some(tenant.to_string());
@@ -482,6 +549,7 @@ mod tests {
             branch: "kaas/platform",
             changes: &changes,
             tenants: &tenants,
+            clusters: &[],
         };
         assert_eq!(text.title(), "Update the platform (2 tenants)");
         let body = text.body();
@@ -499,5 +567,40 @@ mod tests {
         assert!(text.commit_message().contains(
             "- tenant acme: created: 1 KamajiControlPlane; changed: 1 HelmRelease; deleted: 2 KubeadmConfigTemplate\n"
         ));
+        assert!(
+            !body.contains("### Management clusters"),
+            "one cluster: no table\n{body}"
+        );
+
+        // Several management clusters: which one each change reaches. The platform layer reaches
+        // every one; globex's Flux entry is in us-1's folder.
+        let mut changes = changes.clone();
+        changes[5].path = "flux/us-1/kustomization-kaas-tenant-globex.yaml".into();
+        let cluster = |name: &str, default: bool, entry: &str, tenants: &[&str]| Cluster {
+            name: name.into(),
+            default,
+            entry_point: entry.into(),
+            tenants: tenants.iter().map(|t| t.to_string()).collect(),
+        };
+        let clusters = [
+            cluster("eu-1", true, "flux", &["acme"]),
+            cluster("us-1", false, "flux/us-1", &["globex"]),
+            cluster("us-2", false, "flux/us-2", &[]),
+        ];
+        let text = Text {
+            base: "main",
+            branch: "kaas/platform",
+            changes: &changes,
+            tenants: &tenants,
+            clusters: &clusters,
+        };
+        let body = text.body();
+        for row in [
+            "| `eu-1` (default) | `flux/` | changes | `acme` |\n",
+            "| `us-1` | `flux/us-1/` (changes) | changes | `globex` |\n",
+            "| `us-2` | `flux/us-2/` | changes | none |\n",
+        ] {
+            assert!(body.contains(row), "no `{row}` in\n{body}");
+        }
     }
 }

@@ -519,7 +519,8 @@ fn windows_of<'m>(model: &'m crate::model::Model, t: &'m crate::model::Tenant) -
         return &t.maintenance_windows;
     }
     let waves = &model.platform.waves;
-    wave_of(waves, &t.labels).map_or(&[], |i| &waves[i].maintenance_windows)
+    wave_of(waves, &t.labels, model.platform.management_cluster_labels(t))
+        .map_or(&[], |i| &waves[i].maintenance_windows)
 }
 
 /// How tenant `t` runs on the management cluster, connecting to it on first use (`cluster` keeps

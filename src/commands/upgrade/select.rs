@@ -66,7 +66,7 @@ pub fn select<'m>(model: &'m Model, args: &UpgradeArgs) -> Result<Vec<&'m Tenant
         };
         return Ok(tenants
             .iter()
-            .filter(|t| wave_of(waves, &t.labels) == Some(index))
+            .filter(|t| wave_of(waves, &t.labels, model.platform.management_cluster_labels(t)) == Some(index))
             .collect());
     }
     Ok(tenants.iter().collect())
@@ -117,7 +117,7 @@ pub fn earlier_waves<'m>(model: &'m Model, wave: &str) -> Vec<(&'m Tenant, &'m s
         .iter()
         .filter(|t| !t.decommissioned)
         .filter_map(|t| {
-            let w = wave_of(waves, &t.labels).filter(|w| *w < index)?;
+            let w = wave_of(waves, &t.labels, model.platform.management_cluster_labels(t)).filter(|w| *w < index)?;
             Some((t, waves[w].name.as_str()))
         })
         .collect()
@@ -139,7 +139,9 @@ pub fn wave_gate(
     };
     let mut errs = Vec::new();
     for t in model.tenants.iter().filter(|t| !t.decommissioned) {
-        let Some(earlier) = wave_of(waves, &t.labels).filter(|w| *w < index) else {
+        let Some(earlier) =
+            wave_of(waves, &t.labels, model.platform.management_cluster_labels(t)).filter(|w| *w < index)
+        else {
             continue;
         };
         // A tenant file not committed yet counts as it is now.

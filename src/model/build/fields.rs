@@ -229,6 +229,22 @@ pub(crate) fn release(src: &Source, field: &str, ver: &str, errs: &mut Vec<Diagn
 }
 
 /// `a-b` (inclusive) or a CIDR, as an inclusive range of one family.
+/// Address pools (`FIRST-LAST` or CIDRs) at `field` (`spec.loadBalancer.pools`, a management
+/// cluster's `pools`): the parsed ranges, an error per entry that is none.
+pub(crate) fn pools(src: &Source, field: &str, pools: &[String], errs: &mut Vec<Diagnostic>) -> Vec<(IpAddr, IpAddr)> {
+    let mut out = Vec::new();
+    for (i, pool) in pools.iter().enumerate() {
+        match parse_range(pool) {
+            Some(r) => out.push(r),
+            None => errs.push(
+                src.error(&format!("{field}[{i}]"), format!("`{pool}` is not an address range"))
+                    .with_hint("write `FIRST-LAST` (e.g. `10.0.4.100-10.0.4.199`) or a CIDR (e.g. `10.0.4.0/24`), of one IP family, first <= last"),
+            ),
+        }
+    }
+    out
+}
+
 pub fn parse_range(s: &str) -> Option<(IpAddr, IpAddr)> {
     if let Some((a, b)) = s.split_once('-') {
         let a: IpAddr = a.trim().parse().ok()?;

@@ -10,7 +10,7 @@ use crate::model::{LoadBalancer, Platform};
 use crate::spec::raw;
 use crate::spec::source::Source;
 
-use super::fields::{labels, parse_range};
+use super::fields::{labels, pools as pools_at};
 use super::names::is_dns1123_label;
 
 /// `spec.managementClusters`: names unique DNS-1123 labels, at most one `default` (else the
@@ -60,20 +60,7 @@ pub(super) fn platform(
                         .with_hint("drop `pools`, or name the implementation that serves them in `spec.loadBalancer.implementation`"),
                 );
             }
-            pools
-                .iter()
-                .enumerate()
-                .filter_map(|(j, pool)| {
-                    let r = parse_range(pool);
-                    if r.is_none() {
-                        errs.push(
-                            src.error(&at(&format!("pools[{j}]")), format!("`{pool}` is not an address range"))
-                                .with_hint("write `FIRST-LAST` (e.g. `10.0.4.100-10.0.4.199`) or a CIDR (e.g. `10.0.4.0/24`), of one IP family, first <= last"),
-                        );
-                    }
-                    r
-                })
-                .collect()
+            pools_at(src, &at("pools"), pools, errs)
         });
         out.push(ManagementCluster {
             name: mc.name.clone(),
@@ -82,6 +69,7 @@ pub(super) fn platform(
             max_tenants: capacity.and_then(|c| c.tenants),
             max_replicas: capacity.and_then(|c| c.control_plane_replicas),
             vip_pools,
+            context: mc.context.clone(),
         });
     }
     let defaults: Vec<usize> = (0..out.len()).filter(|&i| out[i].default).collect();

@@ -5,9 +5,7 @@ use std::net::IpAddr;
 
 use crate::diagnostics::Diagnostic;
 use crate::model::DEFAULT_CLUSTER_DOMAIN;
-use crate::model::build::fields::{
-    ETCD_JOB_IMAGE, chart, header, image, image_or_default, parse_range, release, version,
-};
+use crate::model::build::fields::{ETCD_JOB_IMAGE, chart, header, image, image_or_default, release, version};
 use crate::model::build::names::{is_dns1123_label, is_dns1123_subdomain};
 use crate::model::build::{addons, providers, topology, upgrades};
 use crate::model::{
@@ -172,7 +170,7 @@ pub fn platform(loaded: &Loaded<PlatformFile>) -> Result<Platform, Vec<Diagnosti
         contract,
         &management.cluster_api,
     ));
-    let waves = upgrades::waves(src, spec.upgrades.as_ref(), &mut errs);
+    let waves = upgrades::waves(src, spec.upgrades.as_ref(), &management_clusters, &mut errs);
     let kubernetes_releases = kubernetes_releases(src, spec, &mut errs);
     let oidc_issuers = crate::model::build::access::platform(src, spec.access.as_ref(), &mut errs);
     let management_groups_prefix =
@@ -399,15 +397,7 @@ fn load_balancer(
         );
     }
     if let Some(lb) = &spec.load_balancer {
-        for (i, pool) in lb.pools.iter().enumerate() {
-            match parse_range(pool) {
-                Some(r) => vip_pools.push(r),
-                None => errs.push(
-                    src.error(&format!("spec.loadBalancer.pools[{i}]"), format!("`{pool}` is not an address range"))
-                        .with_hint("write `FIRST-LAST` (e.g. `10.0.4.100-10.0.4.199`) or a CIDR (e.g. `10.0.4.0/24`), of one IP family, first <= last"),
-                ),
-            }
-        }
+        vip_pools = super::fields::pools(src, "spec.loadBalancer.pools", &lb.pools, errs);
     }
     (load_balancer, vip_pools)
 }

@@ -4,14 +4,20 @@
 use std::collections::BTreeSet;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::build::names::{is_dns1123_label, label_key_problem, label_value_problem};
+use crate::model::build::names::is_dns1123_label;
 use crate::model::build::window::windows;
+use crate::model::placement::ManagementCluster;
 use crate::model::upgrade::Wave;
 use crate::spec::raw::Upgrades;
 use crate::spec::source::Source;
 
 /// The waves, collecting every problem.
-pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) -> Vec<Wave> {
+pub fn waves(
+    src: &Source,
+    spec: Option<&Upgrades>,
+    clusters: &[ManagementCluster],
+    errs: &mut Vec<Diagnostic>,
+) -> Vec<Wave> {
     let Some(spec) = spec else {
         return Vec::new();
     };
@@ -37,6 +43,7 @@ pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) 
         out.push(Wave {
             name: w.name.clone(),
             selector: w.selector.clone(),
+            management_cluster_selector: w.management_cluster_selector.clone(),
             maintenance_windows: windows(
                 src,
                 &format!("{field}.maintenanceWindows"),
@@ -44,9 +51,12 @@ pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) 
                 errs,
             ),
         });
+        if let Some(sel) = &w.management_cluster_selector {
+            cluster_selector(src, &format!("{field}.managementClusterSelector"), sel, clusters, errs);
+        }
         match &w.selector {
             // Without a selector a wave takes every tenant left: any wave after it would be empty.
-            None if i != last => errs.push(
+            None if i != last && w.management_cluster_selector.is_none() => errs.push(
                 src.key_error(
                     &field,
                     format!("wave `{}` has no `selector`, but is not the last wave", w.name),
@@ -57,19 +67,52 @@ pub fn waves(src: &Source, spec: Option<&Upgrades>, errs: &mut Vec<Diagnostic>) 
                 src.error(&format!("{field}.selector"), "an empty selector takes every tenant")
                     .with_hint("name at least one label, or leave `selector` out on the last wave"),
             ),
-            Some(sel) => {
-                for (k, v) in sel {
-                    let f = format!("{field}.selector.{k}");
-                    if let Some(why) = label_key_problem(k) {
-                        errs.push(src.error(&f, format!("invalid label key `{k}`")).with_hint(why));
-                    }
-                    if let Some(why) = label_value_problem(v) {
-                        errs.push(src.error(&f, format!("invalid label value `{v}`")).with_hint(why));
-                    }
-                }
-            }
+            Some(sel) => crate::model::build::fields::labels(src, &format!("{field}.selector"), sel, errs),
             None => {}
         }
     }
     out
+}
+
+/// `managementClusterSelector`: labels, and a cluster of kaas.yaml's carrying them all (a wave
+/// selecting none would never take a tenant).
+fn cluster_selector(
+    src: &Source,
+    field: &str,
+    sel: &std::collections::BTreeMap<String, String>,
+    clusters: &[ManagementCluster],
+    errs: &mut Vec<Diagnostic>,
+) {
+    if sel.is_empty() {
+        errs.push(
+            src.error(field, "an empty selector takes every management cluster")
+                .with_hint("name at least one label, or leave `managementClusterSelector` out"),
+        );
+        return;
+    }
+    crate::model::build::fields::labels(src, field, sel, errs);
+    if clusters.is_empty() {
+        errs.push(
+            src.error(field, "kaas.yaml lists no management clusters to select")
+                .with_hint("list them in `spec.managementClusters` with their labels, or select tenants by `selector`"),
+        );
+    } else if !clusters
+        .iter()
+        .any(|c| sel.iter().all(|(k, v)| c.labels.get(k) == Some(v)))
+    {
+        let listed: Vec<String> = clusters
+            .iter()
+            .map(|c| {
+                let l: Vec<String> = c.labels.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                format!("`{}` {{{}}}", c.name, l.join(", "))
+            })
+            .collect();
+        errs.push(
+            src.error(
+                field,
+                "no management cluster carries these labels: the wave would take no tenant",
+            )
+            .with_hint(format!("management clusters: {}", listed.join(", "))),
+        );
+    }
 }

@@ -25,6 +25,9 @@ pub struct ManagementCluster {
     /// Address ranges or CIDRs its tenants' VIPs come from (absent: kaas.yaml
     /// `spec.loadBalancer.pools`).
     pub pools: Option<Vec<String>>,
+    /// The kubeconfig context that reaches it: `status --all-management-clusters` reads each
+    /// cluster through its own (`--context-of NAME=CONTEXT` overrides it).
+    pub context: Option<String>,
 }
 
 /// `spec.managementClusters[].capacity`: every limit given must hold.

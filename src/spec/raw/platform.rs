@@ -107,6 +107,10 @@ pub struct Wave {
     /// Tenant labels that must all match (`metadata.labels` of the tenant file), e.g.
     /// `{ring: canary}`. Absent on the last wave only: every tenant no earlier wave took.
     pub selector: Option<BTreeMap<String, String>>,
+    /// Labels of the tenant's management cluster that must all match (`spec.managementClusters[].labels`),
+    /// e.g. `{region: eu-west}` for a canary region. With `selector`, both must match.
+    #[serde(rename = "managementClusterSelector")]
+    pub management_cluster_selector: Option<BTreeMap<String, String>>,
     /// When `upgrade` may write the steps of this wave's tenants (a tenant's own
     /// `maintenanceWindows` replace these); absent: any time.
     #[serde(default, rename = "maintenanceWindows")]

@@ -615,6 +615,9 @@ def run_all(e, r, only=""):
     if want("availability"):
         import availability  # kube-scheduler and kwok Nodes, in a bed of its own (lib/availability.py)
         availability.run(e, r)
+    if want("management"):
+        import management_clusters  # two management clusters, two beds of their own (lib/management_clusters.py)
+        management_clusters.run(e, r)
     if want("migration"):
         import migration  # a cluster moved to kaas-kamaji, in a bed of its own (lib/migration.py)
         migration.run(e, r)
