@@ -133,7 +133,9 @@ pub fn place(
     let mut errs = Vec::new();
     if mcs.is_empty() {
         for (t, src) in tenants.iter() {
-            if let Some(mc) = previous.get(&t.name) {
+            // Back to one management cluster: fine for the tenants on the default one, whose
+            // Flux reads `flux/` as before; any other would be handed to it.
+            if let Some(mc) = previous.get(&t.name).filter(|mc| previous.default.as_ref() != Some(*mc)) {
                 errs.push(gone(src, t, mc, mcs));
             } else if t.placement != PlacementRequest::Default {
                 errs.push(

@@ -269,6 +269,15 @@ fn a_fleet_rendered_on_one_cluster_stays_on_it_when_clusters_are_listed() {
     }
     assert_eq!(reached(&repo, "flux"), set(["acme", "globex", "initech"]));
     assert!(placements(&repo).values().all(|m| m == "eu-1"));
+    // And back: with every tenant on the default, the list may go; `flux/` stays as it was.
+    let listed = repo.read("kaas.yaml");
+    repo.write("kaas.yaml", &listed.replace(CLUSTERS, ""));
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(lock(&repo).get("placements").is_none(), "{}", repo.read("kaas.lock"));
+    assert_eq!(repo.snapshot(), single, "the single-cluster repository again, byte for byte");
+    repo.write("kaas.yaml", &listed);
+    assert_eq!(repo.run(&["render"]).code, 0);
 
     // Asking for another cluster for a running tenant is a move, also before any was recorded.
     let repo = Repo::example();
