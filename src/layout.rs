@@ -97,11 +97,6 @@ pub fn is_rendered(path: &str) -> bool {
     path.strip_prefix(OVERLAYS).is_some_and(|r| r.starts_with('/')) || in_flux(path)
 }
 
-/// `flux/<stem>.yaml`.
-pub fn flux_file(stem: &str) -> String {
-    format!("{FLUX_DIR}/{stem}.yaml")
-}
-
 /// The folder of a management cluster's Flux entry point: `flux/` for the default one
 /// (`None`), `flux/<mc>/` for the others.
 pub fn flux_dir(mc: Option<&str>) -> String {
@@ -246,8 +241,8 @@ mod tests {
         assert_eq!(overlay_index(Some("a")), "overlays/tenants/a/kustomization.yaml");
         assert_eq!(overlay_index(None), "overlays/platform/kustomization.yaml");
         assert_eq!(
-            flux_file(&tenant_kustomization_file("acme")),
-            "flux/kustomization-kaas-tenant-acme.yaml"
+            tenant_owned("acme", &flux_dir(Some("us-1")))[1],
+            "flux/us-1/kustomization-kaas-tenant-acme.yaml"
         );
         assert_eq!(
             tenant_of_flux_file("flux/kustomization-kaas-tenant-acme.yaml"),

@@ -97,6 +97,8 @@ pub fn plan(model: &Model, images: &Images, tenant: &str, snapshot: Option<&str>
                 .tenants
                 .iter()
                 .filter(|o| matches!(&o.datastore, DataStore::Shared(n) if n == name))
+                // Each management cluster runs its own bundled etcd: only the tenants of `t`'s.
+                .filter(|o| o.management_cluster == t.management_cluster)
                 .collect(),
         ),
         DataStore::Shared(name) => {

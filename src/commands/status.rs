@@ -66,39 +66,15 @@ fn run_all(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
         Ok(c) => c,
         Err(status) => return Ok(status),
     };
-    let fleet = Fleet::load(repo)?;
-    // The tenants asked for, by the cluster they are rendered for.
-    let mut asked: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    let mut placed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for (name, _) in &clusters {
-        let Some(here) = tenants_on(printer, repo, &fleet, name)? else {
-            return Ok(ExitStatus::Failure);
-        };
-        placed.extend(here.iter().cloned());
-        asked.insert(
-            name,
-            args.tenants.iter().filter(|t| here.contains(t)).cloned().collect(),
-        );
-    }
-    let unknown: Vec<&String> = args.tenants.iter().filter(|t| !placed.contains(*t)).collect();
-    if !unknown.is_empty() {
-        for t in unknown {
-            printer.error(
-                &format!("no tenant `{t}` is rendered for any management cluster"),
-                Some(&format!(
-                    "rendered tenants: {}",
-                    placed.iter().cloned().collect::<Vec<_>>().join(", ")
-                )),
-            );
-        }
+    let Some(asked) = tenants_by_cluster(printer, repo, &clusters, &args.tenants)? else {
         return Ok(ExitStatus::Failure);
-    }
+    };
     let mut reports = Vec::new();
     let mut docs = Vec::new();
     let mut notes_all = Vec::new();
     let mut exit = ExitStatus::Success;
     for (name, context) in &clusters {
-        let tenants = &asked[name.as_str()];
+        let tenants = &asked[name];
         if !args.tenants.is_empty() && tenants.is_empty() {
             continue; // none of the tenants asked for runs here
         }
@@ -169,18 +145,43 @@ fn run_all(printer: &Printer, repo: &Path, args: &StatusArgs) -> Result<ExitStat
     Ok(exit)
 }
 
-/// The tenants rendered for management cluster `name` (its entry point's); `None` when it is not
-/// rendered (printed).
-pub(crate) fn tenants_on(printer: &Printer, repo: &Path, fleet: &Fleet, name: &str) -> Result<Option<Vec<String>>> {
-    let Some(dir) = entry_point(printer, repo, fleet, Some(name))? else {
-        return Ok(None);
-    };
-    Ok(Some(
-        status::entries(&fleet.objects, &dir)
+/// `--all-management-clusters TENANT...`: the tenants asked for, by the management cluster whose
+/// entry point renders them (every cluster, with none asked for); `None` when a tenant is rendered
+/// for none or a cluster is not rendered (printed).
+pub(crate) fn tenants_by_cluster(
+    printer: &Printer,
+    repo: &Path,
+    clusters: &[(String, String)],
+    tenants: &[String],
+) -> Result<Option<BTreeMap<String, Vec<String>>>> {
+    let fleet = Fleet::load(repo)?;
+    let mut asked = BTreeMap::new();
+    let mut placed = std::collections::BTreeSet::new();
+    for (name, _) in clusters {
+        let Some(dir) = entry_point(printer, repo, &fleet, Some(name))? else {
+            return Ok(None);
+        };
+        let here: Vec<String> = status::entries(&fleet.objects, &dir)
             .into_iter()
             .filter_map(|e| e.tenant)
-            .collect(),
-    ))
+            .collect();
+        placed.extend(here.iter().cloned());
+        asked.insert(
+            name.clone(),
+            tenants.iter().filter(|t| here.contains(t)).cloned().collect(),
+        );
+    }
+    let unknown: Vec<&String> = tenants.iter().filter(|t| !placed.contains(*t)).collect();
+    for t in &unknown {
+        printer.error(
+            &format!("no tenant `{t}` is rendered for any management cluster"),
+            Some(&format!(
+                "rendered tenants: {}",
+                placed.iter().cloned().collect::<Vec<_>>().join(", ")
+            )),
+        );
+    }
+    Ok(unknown.is_empty().then_some(asked))
 }
 
 /// kaas.yaml's management clusters with the context each is read through (its `context`, or

@@ -61,6 +61,9 @@ fn run_all(printer: &Printer, repo: &Path, args: &WaitArgs, started: Instant) ->
             Ok(c) => c,
             Err(status) => return Ok(status),
         };
+    let Some(asked) = crate::commands::status::tenants_by_cluster(printer, repo, &clusters, &args.tenants)? else {
+        return Ok(ExitStatus::Failure);
+    };
     let mut docs = Vec::new();
     let mut waited = 0;
     for (name, context) in &clusters {
@@ -68,19 +71,14 @@ fn run_all(printer: &Printer, repo: &Path, args: &WaitArgs, started: Instant) ->
             kubeconfig: args.cluster.kubeconfig.clone(),
             context: Some(context.clone()),
         };
-        // The tenants asked for that run here; none of them here: nothing to wait for.
-        let fleet = crate::validate::Fleet::load(repo)?;
-        let Some(here) = crate::commands::status::tenants_on(printer, repo, &fleet, name)? else {
-            return Ok(ExitStatus::Failure);
-        };
-        let mine: Vec<String> = args.tenants.iter().filter(|t| here.contains(t)).cloned().collect();
+        let mine = &asked[name];
         if !args.tenants.is_empty() && mine.is_empty() {
-            continue;
+            continue; // none of the tenants asked for runs here
         }
         let prepared = match prepare(
             printer,
             repo,
-            &mine,
+            mine,
             args.revision.as_deref(),
             &target,
             Some(name),

@@ -135,7 +135,10 @@ pub fn place(
         for (t, src) in tenants.iter() {
             // Back to one management cluster: fine for the tenants on the default one, whose
             // Flux reads `flux/` as before; any other would be handed to it.
-            if let Some(mc) = previous.get(&t.name).filter(|mc| previous.default.as_ref() != Some(*mc)) {
+            if let Some(mc) = previous
+                .get(&t.name)
+                .filter(|mc| previous.default.as_ref() != Some(*mc))
+            {
                 errs.push(gone(src, t, mc, mcs));
             } else if t.placement != PlacementRequest::Default {
                 errs.push(
@@ -147,11 +150,12 @@ pub fn place(
                 );
             }
         }
-        return if errs.is_empty() {
-            Ok(Placements::default())
-        } else {
-            Err(errs)
+        // The recorded default stays in the lock: listing clusters again must name it default.
+        let kept = Placements {
+            default: previous.default.clone(),
+            ..Placements::default()
         };
+        return if errs.is_empty() { Ok(kept) } else { Err(errs) };
     }
     let index: BTreeMap<&str, usize> = mcs.iter().enumerate().map(|(i, m)| (m.name.as_str(), i)).collect();
     let mut usage = vec![Usage::default(); mcs.len()];
@@ -181,7 +185,14 @@ pub fn place(
                         t.placement.describe()
                     ),
                 )
-                .with_hint(format!("to stay, ask for `{recorded}`; {MOVE_STEPS}")),
+                .with_hint(format!(
+                    "to stay, ask for `{recorded}`{}; {MOVE_STEPS}",
+                    if matches!(t.placement, PlacementRequest::Selector(_)) {
+                        " (or, if kaas.yaml changed the labels of that cluster, give them back)"
+                    } else {
+                        ""
+                    }
+                )),
             );
         }
     }
@@ -277,13 +288,12 @@ pub fn over_capacity(platform: &Platform, platform_src: &Source, tenants: &[(Ten
 }
 
 /// The default management cluster's Flux reads `flux/`: once recorded, another default would
-/// hand that Flux another cluster's tenants (and `flux/<old>/` to nobody). An error at the new
-/// default's line.
+/// hand that Flux another cluster's tenants (and `flux/<old>/` to nobody), also when the old one
+/// is no longer listed (its Flux still reads `flux/`). An error at the new default's line.
 pub fn default_moves(platform: &Platform, platform_src: &Source, previous: &Placements) -> Option<Diagnostic> {
     let was = previous.default.as_deref()?;
     let now = platform.default_management_cluster()?;
-    if now.name == was || !platform.management_clusters.iter().any(|m| m.name == was) {
-        // A recorded default that is no longer listed: its tenants' errors say so.
+    if now.name == was {
         return None;
     }
     let i = platform.management_clusters.iter().position(|m| m.name == now.name)?;
@@ -292,14 +302,19 @@ pub fn default_moves(platform: &Platform, platform_src: &Source, previous: &Plac
     } else {
         format!("spec.managementClusters[{i}].name")
     };
+    let listed = platform.management_clusters.iter().any(|m| m.name == was);
     Some(
         platform_src
             .error(
                 &field,
-                format!("the default management cluster is `{was}` (kaas.lock): its Flux reads `flux/`, which would then hold `{}`'s tenants", now.name),
+                format!(
+                    "the default management cluster is `{was}` (kaas.lock){}: its Flux reads `flux/`, which would then hold `{}`'s tenants",
+                    if listed { "" } else { ", which kaas.yaml no longer lists" },
+                    now.name
+                ),
             )
             .with_hint(format!(
-                "keep `{was}` the default (`default: true` on it, or list it first); the default cannot change, as no Flux can be told by git to read another folder"
+                "keep `{was}` listed and the default (`default: true` on it, or list it first), with no tenants if it runs none; the default cannot change, as no Flux can be told by git to read another folder"
             )),
     )
 }

@@ -262,20 +262,38 @@ fn a_fleet_rendered_on_one_cluster_stays_on_it_when_clusters_are_listed() {
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let after = repo.snapshot();
-    for (path, bytes) in &single {
-        if path.starts_with("flux/") {
-            assert_eq!(after.get(path), Some(bytes), "{path} changed");
-        }
-    }
+    // The files directly in `flux/`: the same names and the same bytes.
+    let top = |files: &BTreeMap<String, Vec<u8>>| -> BTreeMap<String, Vec<u8>> {
+        files
+            .iter()
+            .filter(|(p, _)| p.strip_prefix("flux/").is_some_and(|r| !r.contains('/')))
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect()
+    };
+    assert_eq!(top(&single), top(&after), "flux/ changed");
     assert_eq!(reached(&repo, "flux"), set(["acme", "globex", "initech"]));
     assert!(placements(&repo).values().all(|m| m == "eu-1"));
-    // And back: with every tenant on the default, the list may go; `flux/` stays as it was.
+    // And back: with every tenant on the default, the list may go; the rendered tree is the
+    // single cluster's again, byte for byte, and the lock keeps which cluster reads `flux/`.
     let listed = repo.read("kaas.yaml");
     repo.write("kaas.yaml", &listed.replace(CLUSTERS, ""));
     let run = repo.run(&["render"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(lock(&repo).get("placements").is_none(), "{}", repo.read("kaas.lock"));
-    assert_eq!(repo.snapshot(), single, "the single-cluster repository again, byte for byte");
+    assert_eq!(lock(&repo)["defaultManagementCluster"], "eu-1");
+    let rendered = |files: BTreeMap<String, Vec<u8>>| -> BTreeMap<String, Vec<u8>> {
+        files.into_iter().filter(|(p, _)| p != "kaas.lock").collect()
+    };
+    assert_eq!(
+        rendered(repo.snapshot()),
+        rendered(single),
+        "the single cluster's tree again"
+    );
+    // Listed again with another first: that one would take `flux/` from eu-1's Flux.
+    let us_first =
+        listed.replace("  - name: eu-1\n    labels: {region: eu}\n", "") + "  - name: eu-1\n    labels: {region: eu}\n";
+    repo.write("kaas.yaml", &us_first);
+    repo.assert_render_refused("kaas.yaml:", "the default management cluster is `eu-1` (kaas.lock)");
     repo.write("kaas.yaml", &listed);
     assert_eq!(repo.run(&["render"]).code, 0);
 
@@ -371,6 +389,23 @@ fn the_recorded_default_and_clusters_with_tenants_stay() {
         "capacity: {tenants: 1}\n    default: true",
         "capacity: {tenants: 1}",
     );
+
+    // The default leaving the list with no tenant left there: the next one listed would take
+    // `flux/` from the Flux that reads it.
+    let repo = Repo::example();
+    with_clusters(&repo);
+    repo.replace("kaas.yaml", "capacity: {tenants: 1}", "capacity: {tenants: 2}");
+    place(&repo, "acme", "{managementCluster: us-2}");
+    place(&repo, "globex", "{managementCluster: us-1}");
+    place(&repo, "initech", "{managementCluster: us-2}");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert!(!placements(&repo).values().any(|m| m == "eu-1"));
+    repo.replace("kaas.yaml", "  - name: eu-1\n    labels: {region: eu}\n", "");
+    repo.assert_render_refused(
+        "kaas.yaml:",
+        "the default management cluster is `eu-1` (kaas.lock), which kaas.yaml no longer lists",
+    );
+    let repo = three_clusters();
 
     // A cluster that still runs tenants cannot leave the list (globex asks for none: it stays
     // where it was placed, like initech, which asked by labels).
@@ -504,4 +539,62 @@ fn status_of_every_management_cluster_needs_a_context_for_each() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["eu-1", "us-1", "us-2"], "every cluster is tried: {doc}");
+}
+
+#[test]
+fn a_selector_takes_the_cluster_with_the_most_room_not_the_first() {
+    let repo = Repo::example();
+    with_clusters(&repo);
+    // us-1 (listed first) has room for 2, us-2 for 5: the most room wins.
+    repo.replace("kaas.yaml", "capacity: {tenants: 1}", "capacity: {tenants: 5}");
+    place(&repo, "initech", "{selector: {region: us}}");
+    assert_eq!(repo.run(&["render"]).code, 0);
+    assert_eq!(placements(&repo)["initech"], "us-2");
+}
+
+#[test]
+fn waiting_on_every_cluster_for_a_tenant_no_cluster_renders_is_an_error() {
+    let repo = three_clusters();
+    let r = repo.run(&[
+        "wait",
+        "ghost",
+        "--all-management-clusters",
+        "--context-of",
+        "eu-1=a",
+        "--context-of",
+        "us-1=b",
+        "--context-of",
+        "us-2=c",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("no tenant `ghost` is rendered for any management cluster"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn one_bucket_for_the_backups_of_several_clusters_is_warned_about() {
+    let repo = three_clusters();
+    repo.replace(
+        "kaas.yaml",
+        "      pvc: {size: 10Gi}",
+        "      s3: {credentialsSecret: etcd-backups}",
+    );
+    let run = repo.run(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("every management cluster backs up Kamaji's bundled etcd as `kamaji-etcd/`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("give the Secret `etcd-backups` of each management cluster its own bucket"),
+        "{}",
+        run.stderr
+    );
 }

@@ -103,7 +103,6 @@ impl Proposal<'_> {
     fn items(&self) -> Vec<Item<'_>> {
         let dir = crate::layout::tenant_prefix(self.tenant);
         let spec = format!("tenants/{}.yaml", self.tenant);
-        let entry = crate::layout::flux_file(&crate::layout::tenant_kustomization_file(self.tenant));
         let mut items: Vec<Item<'_>> = self
             .changes
             .iter()
@@ -115,7 +114,10 @@ impl Proposal<'_> {
                     _ => Status::Changed,
                 },
                 label: label(c),
-                shared: !(c.path == spec || c.path == entry || c.path.starts_with(&dir)),
+                // Its Flux entry, in whichever management cluster's folder it is.
+                shared: !(c.path == spec
+                    || crate::layout::tenant_of_flux_file(&c.path) == Some(self.tenant)
+                    || c.path.starts_with(&dir)),
             })
             .collect();
         // The tenant's file first: it is what the reviewer is asked to approve.

@@ -95,6 +95,28 @@ pub(super) fn platform(
     out
 }
 
+/// What several management clusters share that they should not: every one applies the one
+/// platform layer, whose backup of Kamaji's bundled etcd writes `kamaji-etcd/` snapshots to the
+/// bucket its credentials Secret names, and prunes the oldest there (src/render/backup.rs,
+/// `BACKUP_NAME`). One bucket for all would mix their snapshots and let each cluster's retention
+/// delete the others'.
+pub(super) fn warnings(src: &Source, spec: &raw::PlatformSpec, platform: &Platform) -> Vec<Diagnostic> {
+    let s3 = spec.backups.as_ref().and_then(|b| b.destination.s3.as_ref());
+    match s3 {
+        Some(s3) if platform.management_clusters.len() > 1 => vec![
+            src.warning(
+                "spec.backups.destination.s3",
+                "every management cluster backs up Kamaji's bundled etcd as `kamaji-etcd/` in the bucket its own `credentialsSecret` names",
+            )
+            .with_hint(format!(
+                "give the Secret `{}` of each management cluster its own bucket: in one bucket their snapshots mix and each cluster's retention deletes the others'",
+                s3.credentials_secret
+            )),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 /// A tenant's `spec.placement`: exactly one of `managementCluster` and `selector`, naming a
 /// listed cluster or labels one carries (checked here, so the error points at the name).
 pub(super) fn tenant(

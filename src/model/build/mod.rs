@@ -103,6 +103,11 @@ pub fn validate(
     if let Some(e) = artifact_generators(platform, &platform_model, built.iter().map(|(t, _)| t.name.as_str())) {
         return Err(vec![e]);
     }
+    // Another default would hand `flux/` to another cluster: the cause of whatever placement
+    // then fails, so it is the one error.
+    if let Some(d) = placement::default_moves(&platform_model, &platform.source, previous_placements) {
+        return Err(vec![d]);
+    }
     let placements = placement::place(&platform_model, &mut built, previous_placements)?;
     let vips = vips::allocate(&platform_model, &mut built, previous_vips)?;
     datastore_names::from_lock(&mut built, previous_datastore_names);

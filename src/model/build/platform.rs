@@ -419,6 +419,11 @@ fn kubernetes_releases(src: &Source, spec: &raw::PlatformSpec, errs: &mut Vec<Di
 /// maintainers deprecated.
 pub fn warnings(loaded: &Loaded<PlatformFile>, p: &Platform) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    out.extend(super::management_clusters::warnings(
+        &loaded.source,
+        &loaded.value.spec,
+        p,
+    ));
     if let Some(tag) = &loaded.value.spec.kamaji.image.tag {
         out.extend(super::kamaji_version::check(
             &loaded.source,
