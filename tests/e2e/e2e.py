@@ -481,6 +481,9 @@ def main():
             import scenarios_oci  # on a bed of its own: spec.flux.delivery.mode oci
             scenarios_oci.run_all(e, report, args.only)
     except BaseException as ex:  # noqa: BLE001 - a signal or a crash: the run counts as failed
+        import traceback
+        # Where it stopped: a crash outside every scenario has no other trace.
+        print(f"-- the run itself stopped: {type(ex).__name__} {ex}\n{traceback.format_exc()}", flush=True)
         report.results.append(("the run itself", "FAIL", [f"interrupted: {type(ex).__name__} {ex}"]))
         ok = False
     finally:
