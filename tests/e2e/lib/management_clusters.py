@@ -160,12 +160,11 @@ def two_clusters(a, b):
 
 
 def run(e, r):
-    from e2e import E2E  # the driver's class: two more beds, same binaries
     beds = []
     try:
         try:
             for _ in range(2):
-                bed = E2E(e.a, r)
+                bed = type(e)(e.a, r)  # the driver's class: two more beds, same binaries
                 beds.append(bed)
                 bed.start()
         except Exception as ex:  # noqa: BLE001
