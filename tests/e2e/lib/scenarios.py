@@ -382,11 +382,21 @@ def mixed_fleet(e, n=100):
     return bad
 
 
+def bench_gen():
+    """bench/gen.py, loaded by its path: the bench folder stays off sys.path, where a script's
+    name would shadow a module of this folder (bench/management_clusters.py did
+    lib/management_clusters.py once the mixed fleet had put it first)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_gen", os.path.join(MAIN, "bench", "gen.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return gen
+
+
 def generated(d, n):
     """Fills d with bench/gen.py's fleet of n tenants and the example's base/."""
     import shutil, tempfile
-    sys.path.insert(0, os.path.join(MAIN, "bench"))
-    import gen
+    gen = bench_gen()
     tmp = tempfile.mkdtemp()
     gen.main_args(os.path.join(tmp, "g"), n)
     shutil.copy(os.path.join(tmp, "g", "kaas.yaml"), d)
@@ -417,8 +427,7 @@ def mixed(d, n):
                       glob.glob(os.path.join(fx, "topology", "tenants", "*.yaml")))
     for f in fixtures:
         shutil.copy(f, os.path.join(d, "tenants"))
-    sys.path.insert(0, os.path.join(MAIN, "bench"))
-    import gen
+    gen = bench_gen()
     for i in range(max(0, n - len(fixtures))):
         write(os.path.join(d, "tenants", f"t{i:05d}.yaml"), gen.tenant(i))
     shutil.copytree(os.path.join(MAIN, "base"), os.path.join(d, "base"))
